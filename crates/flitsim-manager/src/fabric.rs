@@ -1,0 +1,178 @@
+//! [`FabricConfig`]: everything a fabric manager programs into switches and NICs. The
+//! simulator executes these tables exactly as switch hardware would; it never calls a routing
+//! engine.
+use crate::RoutingError;
+use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
+use serde::{Deserialize, Serialize};
+
+/// LFT entry meaning "no route".
+pub const NO_ROUTE: PortNum = PortNum::MAX;
+
+/// Routing and VL tables of a whole fabric.
+///
+/// Service levels: traffic of class `c` (a QoS SL chosen by the application) between `src`
+/// and `dst` travels with the *wire SL* `c · routing_sls + path_sl[src][dst]`. Engines that need
+/// several SLs for deadlock freedom or VL spreading (DOR's dateline, layered routings) use
+/// `routing_sls > 1`; the others use 1. This mirrors how OpenSM's torus-2QoS splits SL bits
+/// between routing and QoS.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FabricConfig {
+    /// Name of the engine that produced the tables.
+    pub engine: String,
+    /// Number of data VLs on every link.
+    pub num_vls: u8,
+    /// Number of traffic classes the tables were built for.
+    pub classes: u8,
+    /// Path SLs the routing uses per class (≥ 1).
+    pub routing_sls: u8,
+    /// Linear forwarding tables: `lft[switch][endpoint]` is the output port ([`NO_ROUTE`] if none).
+    pub lft: Vec<Vec<PortNum>>,
+    /// `path_sl[src · endpoints + dst]` in `0..routing_sls`; empty when `routing_sls == 1`.
+    pub path_sl: Vec<u8>,
+    /// Per switch, `sl2vl[s][(in_port · ports + out_port) · wire_sls + wire_sl]` is the VL.
+    pub sl2vl: Vec<Vec<u8>>,
+    /// `nic_sl2vl[wire_sl]`: the VL a NIC uses on its link for that SL.
+    pub nic_sl2vl: Vec<u8>,
+}
+
+/// One hop of a traced path: a switch, the port the packet entered by, the port it leaves by,
+/// and the VL it uses on the outgoing link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hop {
+    /// Switch traversed.
+    pub switch: SwitchId,
+    /// Input port.
+    pub in_port: PortNum,
+    /// Output port.
+    pub out_port: PortNum,
+    /// VL on the output link.
+    pub vl: u8,
+}
+
+impl FabricConfig {
+    /// Number of distinct SLs on the wire (`classes · routing_sls`).
+    pub fn wire_sls(&self) -> usize {
+        self.classes as usize * self.routing_sls as usize
+    }
+
+    /// The SL a packet of `class` from `src` to `dst` carries.
+    #[inline]
+    pub fn wire_sl(&self, class: u8, src: u32, dst: u32, endpoints: usize) -> u8 {
+        let p = if self.routing_sls > 1 { self.path_sl[src as usize * endpoints + dst as usize] } else { 0 };
+        (class % self.classes.max(1)) * self.routing_sls + p
+    }
+
+    /// VL chosen at switch `s` for a packet entering on `in_port`, leaving on `out_port`.
+    #[inline]
+    pub fn vl(&self, s: usize, ports: usize, in_port: usize, out_port: usize, wire_sl: u8) -> u8 {
+        self.sl2vl[s][(in_port * ports + out_port) * self.wire_sls() + wire_sl as usize]
+    }
+
+    /// An SL→VL table of the right size for `topo` filled by `f(switch, in, out, wire_sl)`.
+    pub fn build_sl2vl(
+        topo: &Topology,
+        wire_sls: usize,
+        mut f: impl FnMut(SwitchId, PortNum, PortNum, u8) -> u8,
+    ) -> Vec<Vec<u8>> {
+        (0..topo.num_switches() as u32)
+            .map(|s| {
+                let p = topo.num_ports(SwitchId(s)) as usize;
+                let mut t = vec![0u8; p * p * wire_sls];
+                for i in 0..p {
+                    for o in 0..p {
+                        for sl in 0..wire_sls {
+                            t[(i * p + o) * wire_sls + sl] = f(SwitchId(s), i as PortNum, o as PortNum, sl as u8);
+                        }
+                    }
+                }
+                t
+            })
+            .collect()
+    }
+
+    /// Checks that the tables have the sizes `topo` needs and that every VL is below `num_vls`.
+    pub fn check_shape(&self, topo: &Topology) -> Result<(), RoutingError> {
+        let n = topo.num_endpoints();
+        let bad = |m: String| Err(RoutingError::InvalidTables(m));
+        if self.num_vls == 0 || self.classes == 0 || self.routing_sls == 0 {
+            return bad("num_vls, classes and routing_sls must be at least 1".into());
+        }
+        if self.wire_sls() > 256 {
+            return bad(format!("{} wire SLs do not fit in 8 bits", self.wire_sls()));
+        }
+        if self.lft.len() != topo.num_switches() || self.sl2vl.len() != topo.num_switches() {
+            return bad(format!("tables are for {} switches, topology has {}", self.lft.len(), topo.num_switches()));
+        }
+        if self.routing_sls > 1 && self.path_sl.len() != n * n {
+            return bad(format!("path SL table has {} entries, expected {}", self.path_sl.len(), n * n));
+        }
+        if let Some(&x) = self.path_sl.iter().find(|&&x| x >= self.routing_sls) {
+            return bad(format!("path SL {x} is not below routing_sls = {}", self.routing_sls));
+        }
+        if self.nic_sl2vl.len() != self.wire_sls() {
+            return bad(format!("NIC SL2VL has {} entries, expected {}", self.nic_sl2vl.len(), self.wire_sls()));
+        }
+        for s in 0..topo.num_switches() {
+            let p = topo.num_ports(SwitchId(s as u32)) as usize;
+            if self.lft[s].len() != n {
+                return bad(format!("LFT of switch {s} has {} entries, expected {n}", self.lft[s].len()));
+            }
+            if let Some(&port) = self.lft[s].iter().find(|&&port| port != NO_ROUTE && port as usize >= p) {
+                return bad(format!("LFT of switch {s} names port {port}, which does not exist"));
+            }
+            if self.sl2vl[s].len() != p * p * self.wire_sls() {
+                return bad(format!("SL2VL of switch {s} has the wrong size"));
+            }
+        }
+        if self.sl2vl.iter().flatten().chain(self.nic_sl2vl.iter()).any(|&v| v >= self.num_vls) {
+            return bad(format!("an SL2VL entry names a VL at or above num_vls = {}", self.num_vls));
+        }
+        Ok(())
+    }
+
+    /// Follows the tables from `src` to `dst` for traffic `class`. Fails if the path leaves
+    /// through an unconnected port, has no route, or loops.
+    pub fn trace(&self, topo: &Topology, src: EndpointId, dst: EndpointId, class: u8) -> Result<Vec<Hop>, RoutingError> {
+        let n = topo.num_endpoints();
+        let sl = self.wire_sl(class, src.0, dst.0, n);
+        let (mut s, mut in_port) = topo.endpoint_switch(src);
+        let mut hops = Vec::new();
+        loop {
+            let out = self.lft[s.0 as usize][dst.0 as usize];
+            if out == NO_ROUTE {
+                return Err(RoutingError::Unroutable(format!(
+                    "switch {} has no route to endpoint {}", topo.switches()[s.0 as usize].name, dst.0
+                )));
+            }
+            let ports = topo.num_ports(s) as usize;
+            let vl = self.vl(s.0 as usize, ports, in_port as usize, out as usize, sl);
+            hops.push(Hop { switch: s, in_port, out_port: out, vl });
+            if hops.len() > topo.num_switches() + 1 {
+                return Err(RoutingError::Loop(format!(
+                    "path from endpoint {} to {} loops (through switch {})",
+                    src.0, dst.0, topo.switches()[s.0 as usize].name
+                )));
+            }
+            match topo.switch_peer(s, out).map(|p| p.remote) {
+                None => {
+                    return Err(RoutingError::Unroutable(format!(
+                        "switch {} routes endpoint {} to unconnected port {out}",
+                        topo.switches()[s.0 as usize].name, dst.0
+                    )))
+                }
+                Some(r) => match r.node {
+                    NodeId::Endpoint(e) if e == dst.0 => return Ok(hops),
+                    NodeId::Endpoint(e) => {
+                        return Err(RoutingError::Unroutable(format!(
+                            "path to endpoint {} ends at endpoint {e}", dst.0
+                        )))
+                    }
+                    NodeId::Switch(t) => {
+                        s = SwitchId(t);
+                        in_port = r.port;
+                    }
+                },
+            }
+        }
+    }
+}

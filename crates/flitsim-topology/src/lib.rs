@@ -1,0 +1,367 @@
+//! # flitsim-topology
+//!
+//! The graph model of a fabric: switches with numbered ports, endpoints (NICs, one port each)
+//! and bidirectional links between ports. A link has a latency in cycles and a width in flits
+//! per cycle; parallel trunk links (as Omni-Path fabrics use between switches) are separate
+//! links on separate ports, exactly as they are cabled.
+//!
+//! ```
+//! use flitsim_topology::{generators, Topology};
+//! let t: Topology = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+//! assert_eq!(t.num_switches(), 16);
+//! assert_eq!(t.num_endpoints(), 16);
+//! let json = t.to_json();
+//! let back = Topology::from_json(&json).unwrap();
+//! assert_eq!(back.links().len(), t.links().len());
+//! ```
+//!
+//! Glossary used across flitsim:
+//! - **flit**: the transfer unit; a base-width link moves one flit per cycle.
+//! - **packet**: the routed unit (at most the MTU of its SL), a whole number of flits.
+//! - **message**: what an application sends; segmented into packets.
+//! - **credit**: the flow-control unit, here one flit of buffer space at the receiver.
+//! - **SL / VL**: service level carried end to end / buffer lane on one link.
+//! - **LFT**: linear forwarding table, destination → output port, one per switch.
+#![warn(missing_docs)]
+
+pub mod generators;
+mod io;
+
+pub use io::TopologyFile;
+use serde::{Deserialize, Serialize};
+
+/// Index of a switch in [`Topology::switches`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SwitchId(pub u32);
+
+/// Index of an endpoint in [`Topology::endpoints`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EndpointId(pub u32);
+
+/// Port number on a switch (0-based). Endpoints have exactly one port, number 0.
+pub type PortNum = u16;
+
+/// A node of the fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeId {
+    /// A switch.
+    Switch(u32),
+    /// An endpoint (NIC / HCA / HFI).
+    Endpoint(u32),
+}
+
+/// One end of a link: a node and one of its ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PortRef {
+    /// The node.
+    pub node: NodeId,
+    /// The port on that node (0 for endpoints).
+    pub port: PortNum,
+}
+
+/// A bidirectional link; both directions have the same latency and width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// One end.
+    pub a: PortRef,
+    /// The other end.
+    pub b: PortRef,
+    /// Cycles from a flit leaving one end to it being usable at the other (≥ 1).
+    pub latency: u32,
+    /// Flits per cycle in each direction (≥ 1).
+    pub width: u32,
+}
+
+/// A switch: a name and a port count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Switch {
+    /// Human-readable name (unique).
+    pub name: String,
+    /// Number of ports; ports are numbered `0..ports`.
+    pub ports: PortNum,
+}
+
+/// An endpoint (one port, number 0).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// Human-readable name (unique).
+    pub name: String,
+}
+
+/// What generated a topology; routing engines that need structure (DOR, fat-tree routing)
+/// read it from here instead of guessing it from the graph.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Shape {
+    /// No known structure.
+    #[default]
+    Irregular,
+    /// n-dimensional torus (`wrap = true`) or mesh. Switch `i` has coordinates in mixed radix
+    /// of `sides` (dimension 0 fastest). Ports `0..trunk` go +dim0, the next `trunk` −dim0,
+    /// then +dim1, −dim1, …; endpoint ports follow at `2·dims·trunk ..`.
+    Torus {
+        /// Side length per dimension.
+        sides: Vec<u32>,
+        /// Wrap-around links present.
+        wrap: bool,
+        /// Endpoints attached to each switch.
+        endpoints_per_switch: u32,
+        /// Parallel links between neighbouring switches.
+        trunk: u32,
+    },
+    /// k-ary n-tree: `n` levels of `k^(n-1)` switches with `2k` ports. Level 0 are leaves.
+    /// Switch `level·k^(n-1) + w`; ports `0..k` point down, `k..2k` up. Endpoint `e` hangs
+    /// on leaf `e / k`, port `e % k`.
+    KaryNTree {
+        /// Arity.
+        k: u32,
+        /// Levels.
+        n: u32,
+    },
+}
+
+/// Errors building or reading a topology.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// A structural error: a dangling or doubly used port, an endpoint not attached, …
+    #[error("invalid topology: {0}")]
+    Invalid(String),
+    /// Generator parameters out of range.
+    #[error("invalid generator parameters: {0}")]
+    Parameters(String),
+    /// A file could not be parsed; the message names the position.
+    #[error("{path}: {message}")]
+    Parse {
+        /// File name (or `<string>`).
+        path: String,
+        /// What is wrong and where.
+        message: String,
+    },
+    /// I/O failure reading or writing a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// File name.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// Where a port leads: the link index and the far end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// Index into [`Topology::links`].
+    pub link: u32,
+    /// The far end of the link.
+    pub remote: PortRef,
+}
+
+/// A validated fabric graph with O(1) port lookups.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    name: String,
+    shape: Shape,
+    switches: Vec<Switch>,
+    endpoints: Vec<Endpoint>,
+    links: Vec<Link>,
+    /// `switch_port_base[s] + p` indexes `switch_peers`.
+    switch_port_base: Vec<u32>,
+    switch_peers: Vec<Option<Peer>>,
+    endpoint_peers: Vec<Peer>,
+}
+
+impl Topology {
+    /// Builds and validates a topology. Every endpoint must be linked to exactly one switch
+    /// port; no port may be used twice; latencies and widths must be ≥ 1.
+    pub fn new(
+        name: impl Into<String>,
+        shape: Shape,
+        switches: Vec<Switch>,
+        endpoints: Vec<Endpoint>,
+        links: Vec<Link>,
+    ) -> Result<Self, TopologyError> {
+        let mut switch_port_base = Vec::with_capacity(switches.len() + 1);
+        let mut acc = 0u32;
+        for s in &switches {
+            switch_port_base.push(acc);
+            acc += s.ports as u32;
+        }
+        switch_port_base.push(acc);
+        let mut switch_peers = vec![None; acc as usize];
+        let mut endpoint_peers: Vec<Option<Peer>> = vec![None; endpoints.len()];
+        for (li, l) in links.iter().enumerate() {
+            if l.latency == 0 || l.width == 0 {
+                return Err(TopologyError::Invalid(format!(
+                    "link {li}: latency and width must be at least 1"
+                )));
+            }
+            if l.a.node == l.b.node {
+                return Err(TopologyError::Invalid(format!("link {li} connects a node to itself")));
+            }
+            for (here, there) in [(l.a, l.b), (l.b, l.a)] {
+                let peer = Peer { link: li as u32, remote: there };
+                match here.node {
+                    NodeId::Switch(s) => {
+                        let sw = switches.get(s as usize).ok_or_else(|| {
+                            TopologyError::Invalid(format!("link {li}: no switch {s}"))
+                        })?;
+                        if here.port >= sw.ports {
+                            return Err(TopologyError::Invalid(format!(
+                                "link {li}: switch {} has no port {} (it has {})",
+                                sw.name, here.port, sw.ports
+                            )));
+                        }
+                        let slot = &mut switch_peers[(switch_port_base[s as usize] + here.port as u32) as usize];
+                        if slot.is_some() {
+                            return Err(TopologyError::Invalid(format!(
+                                "link {li}: port {} of switch {} is already connected",
+                                here.port, sw.name
+                            )));
+                        }
+                        *slot = Some(peer);
+                    }
+                    NodeId::Endpoint(e) => {
+                        let ep = endpoints.get(e as usize).ok_or_else(|| {
+                            TopologyError::Invalid(format!("link {li}: no endpoint {e}"))
+                        })?;
+                        if here.port != 0 {
+                            return Err(TopologyError::Invalid(format!(
+                                "link {li}: endpoint {} has only port 0",
+                                ep.name
+                            )));
+                        }
+                        if endpoint_peers[e as usize].is_some() {
+                            return Err(TopologyError::Invalid(format!(
+                                "link {li}: endpoint {} is already connected",
+                                ep.name
+                            )));
+                        }
+                        if let NodeId::Endpoint(_) = there.node {
+                            return Err(TopologyError::Invalid(format!(
+                                "link {li}: endpoints must connect to switches"
+                            )));
+                        }
+                        endpoint_peers[e as usize] = Some(peer);
+                    }
+                }
+            }
+        }
+        let endpoint_peers = endpoint_peers
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.ok_or_else(|| {
+                    TopologyError::Invalid(format!("endpoint {} is not connected", endpoints[i].name))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Topology {
+            name: name.into(),
+            shape,
+            switches,
+            endpoints,
+            links,
+            switch_port_base,
+            switch_peers,
+            endpoint_peers,
+        })
+    }
+
+    /// Name of the topology.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Structure known from the generator.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+    /// All switches.
+    pub fn switches(&self) -> &[Switch] {
+        &self.switches
+    }
+    /// All endpoints.
+    pub fn endpoints(&self) -> &[Endpoint] {
+        &self.endpoints
+    }
+    /// All links.
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+    /// Number of switches.
+    pub fn num_switches(&self) -> usize {
+        self.switches.len()
+    }
+    /// Number of endpoints.
+    pub fn num_endpoints(&self) -> usize {
+        self.endpoints.len()
+    }
+    /// Port count of switch `s`.
+    pub fn num_ports(&self, s: SwitchId) -> PortNum {
+        self.switches[s.0 as usize].ports
+    }
+    /// Total number of switch ports (connected or not).
+    pub fn total_switch_ports(&self) -> usize {
+        self.switch_peers.len()
+    }
+    /// Dense index of (switch, port) in `0..total_switch_ports()`.
+    pub fn port_index(&self, s: SwitchId, p: PortNum) -> usize {
+        (self.switch_port_base[s.0 as usize] + p as u32) as usize
+    }
+    /// What port `p` of switch `s` is connected to, if anything.
+    pub fn switch_peer(&self, s: SwitchId, p: PortNum) -> Option<Peer> {
+        self.switch_peers[self.port_index(s, p)]
+    }
+    /// The switch port an endpoint is attached to, and the link.
+    pub fn endpoint_peer(&self, e: EndpointId) -> Peer {
+        self.endpoint_peers[e.0 as usize]
+    }
+    /// The switch and port endpoint `e` is attached to.
+    pub fn endpoint_switch(&self, e: EndpointId) -> (SwitchId, PortNum) {
+        let p = self.endpoint_peers[e.0 as usize].remote;
+        match p.node {
+            NodeId::Switch(s) => (SwitchId(s), p.port),
+            NodeId::Endpoint(_) => unreachable!("validated in Topology::new"),
+        }
+    }
+    /// Connected ports of switch `s` whose far end is another switch:
+    /// `(port, neighbour switch, neighbour port)`.
+    pub fn switch_neighbours(&self, s: SwitchId) -> impl Iterator<Item = (PortNum, SwitchId, PortNum)> + '_ {
+        (0..self.num_ports(s)).filter_map(move |p| match self.switch_peer(s, p) {
+            Some(Peer { remote: PortRef { node: NodeId::Switch(t), port }, .. }) => Some((p, SwitchId(t), port)),
+            _ => None,
+        })
+    }
+    /// Endpoints attached to switch `s`, as `(port, endpoint)`.
+    pub fn switch_endpoints(&self, s: SwitchId) -> impl Iterator<Item = (PortNum, EndpointId)> + '_ {
+        (0..self.num_ports(s)).filter_map(move |p| match self.switch_peer(s, p) {
+            Some(Peer { remote: PortRef { node: NodeId::Endpoint(e), .. }, .. }) => Some((p, EndpointId(e))),
+            _ => None,
+        })
+    }
+    /// Largest link latency (cycles).
+    pub fn max_latency(&self) -> u32 {
+        self.links.iter().map(|l| l.latency).max().unwrap_or(1)
+    }
+    /// True when every switch can reach every other switch.
+    pub fn is_connected(&self) -> bool {
+        let n = self.num_switches();
+        if n == 0 {
+            return true;
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0u32];
+        seen[0] = true;
+        let mut count = 1;
+        while let Some(s) = stack.pop() {
+            for (_, t, _) in self.switch_neighbours(SwitchId(s)) {
+                if !seen[t.0 as usize] {
+                    seen[t.0 as usize] = true;
+                    count += 1;
+                    stack.push(t.0);
+                }
+            }
+        }
+        count == n
+    }
+}
