@@ -8,9 +8,12 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cdg;
 pub mod fabric;
+pub mod routing;
 
 pub use fabric::{FabricConfig, Hop, NO_ROUTE};
+pub use routing::{engine_by_name, route, RoutingEngine, RoutingRequest};
 
 /// Errors of routing engines and table checks.
 #[derive(Debug, thiserror::Error)]

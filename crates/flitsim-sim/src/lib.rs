@@ -1,17 +1,152 @@
-//! # flitsim-sim (placeholder while the engine is written)
+//! # flitsim-sim
+//!
+//! The flit-level engine of flitsim: it simulates a fabric programmed with a
+//! [`FabricConfig`](flitsim_manager::FabricConfig) under synthetic traffic.
+//!
+//! ```text
+//! experiment.toml ─► ExperimentConfig ─► Topology ─► routing engine ─► FabricConfig
+//!                                            └──────────────┬──────────────┘
+//!                                              Network::build ─► run ─► RunResult (JSON)
+//! ```
+//!
+//! ```
+//! let toml = r#"
+//! [topology]
+//! kind = "torus"
+//! sides = [4, 4]
+//! [traffic]
+//! load = 0.2
+//! [run]
+//! warmup = 200
+//! measure = 500
+//! "#;
+//! let r = flitsim_sim::run_experiment_str(toml, "example", &[], None).unwrap();
+//! assert!(!r.saturated);
+//! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
+//! ```
+//!
+//! The timing model is described in [`network`].
 #![warn(missing_docs)]
 
-/// Errors of the simulator.
+pub mod config;
+pub mod network;
+pub mod scheduler;
+pub mod stats;
+pub mod traffic;
+
+pub use config::ExperimentConfig;
+pub use network::{Delivery, Network};
+pub use stats::RunResult;
+
+use config::TopologyConfig;
+use flitsim_manager::{FabricConfig, RoutingRequest};
+use flitsim_topology::{generators, Shape, Topology};
+use std::path::Path;
+
+/// Errors of the simulator. All are fatal for the run that raised them; nothing is written.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    /// Invalid configuration.
+    /// The experiment file is malformed or has a value out of range.
+    #[error("{origin}: {message}")]
+    Config {
+        /// File name (or `<string>`).
+        origin: String,
+        /// What is wrong, with the key path and position where known.
+        message: String,
+    },
+    /// The topology could not be built or read.
+    #[error("topology: {0}")]
+    Topology(#[from] flitsim_topology::TopologyError),
+    /// The routing engine failed or its tables are unusable.
+    #[error("routing: {0}")]
+    Routing(#[from] flitsim_manager::RoutingError),
+    /// The network could not be built from the configuration and tables.
     #[error("{0}")]
-    Config(String),
+    Build(String),
+}
+
+/// Builds the topology an experiment describes; relative file paths start at `base_dir`.
+pub fn build_topology(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<Topology, SimError> {
+    Ok(match &cfg.topology {
+        TopologyConfig::Torus { sides, endpoints_per_switch, trunk, link_latency } => {
+            generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, true)?
+        }
+        TopologyConfig::Mesh { sides, endpoints_per_switch, trunk, link_latency } => {
+            generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, false)?
+        }
+        TopologyConfig::KaryNtree { k, n, link_latency } => generators::kary_ntree(*k, *n, *link_latency)?,
+        TopologyConfig::Random { switches, ports, endpoints_per_switch, links, multi_links, seed, link_latency } => {
+            generators::random(&generators::RandomParams {
+                switches: *switches,
+                ports: *ports,
+                endpoints_per_switch: *endpoints_per_switch,
+                links: *links,
+                multi_links: *multi_links,
+                latency: *link_latency,
+                seed: seed.unwrap_or(cfg.seed),
+            })?
+        }
+        TopologyConfig::File { path } => {
+            let p = Path::new(path);
+            let full = match base_dir {
+                Some(b) if p.is_relative() => b.join(p),
+                _ => p.to_path_buf(),
+            };
+            Topology::read_json(&full)?
+        }
+    })
+}
+
+/// Computes the fabric's tables with the configured (or default) routing engine.
+pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricConfig, SimError> {
+    let engine = cfg.routing.engine.clone().unwrap_or_else(|| {
+        match topo.shape() {
+            Shape::Torus { .. } => "dor",
+            Shape::KaryNTree { .. } => "dmodk",
+            Shape::Irregular => "minhop",
+        }
+        .to_string()
+    });
+    let req = RoutingRequest { vls: cfg.routing.vls, classes: cfg.traffic.classes.len() as u8 };
+    let fabric = flitsim_manager::route(topo, &engine, &req)?;
+    if cfg.routing.require_deadlock_free {
+        let report = flitsim_manager::cdg::verify(topo, &fabric)?;
+        if !report.deadlock_free {
+            let cycle = report
+                .cycle
+                .unwrap_or_default()
+                .iter()
+                .map(|c| format!("{}:{}/vl{}", topo.switches()[c.switch.0 as usize].name, c.port, c.vl))
+                .collect::<Vec<_>>()
+                .join(" -> ");
+            return Err(SimError::Build(format!(
+                "routing.require_deadlock_free: the {engine} tables have a channel dependency cycle: {cycle}"
+            )));
+        }
+    }
+    Ok(fabric)
+}
+
+/// Runs a parsed experiment.
+pub fn run_experiment(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<RunResult, SimError> {
+    let topo = build_topology(cfg, base_dir)?;
+    let fabric = build_fabric(cfg, &topo)?;
+    let mut net = Network::build(cfg, &topo, fabric)?;
+    Ok(net.run())
+}
+
+/// Parses TOML text (with overrides and seed) and runs it. `origin` is the file name used in
+/// error messages and the base for relative paths when it names a file.
+pub fn run_experiment_str(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<RunResult, SimError> {
+    let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
+    let base = Path::new(origin).parent().filter(|p| p.exists());
+    run_experiment(&cfg, base)
 }
 
 /// Runs one experiment given as TOML text and returns its summary as a JSON string.
 /// `origin` names the file in error messages; `sets` are `key=value` overrides; `seed`
 /// overrides the config's seed.
-pub fn run_experiment_json(_text: &str, _origin: &str, _sets: &[String], _seed: Option<u64>) -> Result<String, SimError> {
-    Err(SimError::Config("engine not built yet".into()))
+pub fn run_experiment_json(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<String, SimError> {
+    let r = run_experiment_str(text, origin, sets, seed)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
 }

@@ -1,0 +1,226 @@
+//! Min-hop routing for arbitrary topologies.
+use super::{RoutingEngine, RoutingRequest, VlBlocks};
+use crate::{FabricConfig, RoutingError, NO_ROUTE};
+use flitsim_topology::{EndpointId, PortNum, SwitchId, Topology};
+use std::collections::VecDeque;
+
+/// Shortest-path routing with port balancing for any connected topology, like OpenSM's
+/// `minhop` engine.
+///
+/// For each destination endpoint (in id order) a breadth-first search from the destination's
+/// switch gives every switch its hop distance. Each switch then forwards the destination
+/// through one of its ports that leads to a neighbour one hop closer, choosing the port that
+/// has the fewest destinations assigned so far (ties go to the lowest port number). The result
+/// is deterministic, minimal, and spreads destinations over equivalent ports; parallel links
+/// between two switches are separate ports and share the load like any others.
+///
+/// **Not deadlock-free in general.** Every packet uses VL `base` of its class's block
+/// ([`VlBlocks`]), `routing_sls = 1`, and nothing restricts the turns paths make, so the
+/// channel dependency graph has cycles on most topologies with loops (every torus, most
+/// random networks). Run [`crate::cdg::verify`] before trusting the tables; trees and other
+/// loop-free switch graphs are always safe.
+///
+/// Fails with [`RoutingError::Unroutable`] if a switch with endpoints cannot reach another
+/// such switch. Switches without endpoints that are cut off get [`NO_ROUTE`] entries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MinHopEngine;
+
+impl RoutingEngine for MinHopEngine {
+    fn name(&self) -> &'static str {
+        "minhop"
+    }
+
+    fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        let blocks = VlBlocks::new(req, 1, "minhop")?;
+        let n_sw = topo.num_switches();
+        let n_ep = topo.num_endpoints();
+        let neighbours: Vec<Vec<(PortNum, u32)>> = (0..n_sw as u32)
+            .map(|s| topo.switch_neighbours(SwitchId(s)).map(|(p, t, _)| (p, t.0)).collect())
+            .collect();
+        let has_endpoints: Vec<bool> =
+            (0..n_sw as u32).map(|s| topo.switch_endpoints(SwitchId(s)).next().is_some()).collect();
+        // Destinations assigned so far to each switch port, indexed by `topo.port_index`.
+        let mut load = vec![0u32; topo.total_switch_ports()];
+        let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
+
+        const FAR: u32 = u32::MAX;
+        let mut dist = vec![FAR; n_sw];
+        let mut dist_from = None;
+        let mut queue = VecDeque::new();
+        for e in 0..n_ep {
+            let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
+            if dist_from != Some(t) {
+                dist.fill(FAR);
+                dist[t.0 as usize] = 0;
+                queue.push_back(t.0);
+                while let Some(u) = queue.pop_front() {
+                    for &(_, v) in &neighbours[u as usize] {
+                        if dist[v as usize] == FAR {
+                            dist[v as usize] = dist[u as usize] + 1;
+                            queue.push_back(v);
+                        }
+                    }
+                }
+                dist_from = Some(t);
+            }
+            lft[t.0 as usize][e] = eport;
+            for s in (0..n_sw).filter(|&s| s != t.0 as usize) {
+                if dist[s] == FAR {
+                    if has_endpoints[s] {
+                        return Err(RoutingError::Unroutable(format!(
+                            "minhop: switch {} cannot reach switch {}: the topology is disconnected",
+                            topo.switches()[s].name,
+                            topo.switches()[t.0 as usize].name
+                        )));
+                    }
+                    continue;
+                }
+                let sid = SwitchId(s as u32);
+                let port = neighbours[s]
+                    .iter()
+                    .filter(|&&(_, v)| dist[v as usize] + 1 == dist[s])
+                    .map(|&(p, _)| p)
+                    .min_by_key(|&p| (load[topo.port_index(sid, p)], p))
+                    .expect("a switch at distance d > 0 has a neighbour at distance d - 1");
+                load[topo.port_index(sid, port)] += 1;
+                lft[s][e] = port;
+            }
+        }
+
+        let wire_sls = req.classes as usize;
+        let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, _, sl| blocks.base(sl));
+        let nic_sl2vl = (0..req.classes).map(|c| blocks.base(c)).collect();
+        Ok(FabricConfig {
+            engine: self.name().into(),
+            num_vls: req.vls,
+            classes: req.classes,
+            routing_sls: 1,
+            lft,
+            path_sl: Vec::new(),
+            sl2vl,
+            nic_sl2vl,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdg::{self, Channel};
+    use crate::routing::testutil::{all_paths, switch_hops, torus_distance};
+    use flitsim_topology::{generators, Endpoint, Link, NodeId, PortRef, Shape, Switch};
+
+    fn req(vls: u8, classes: u8) -> RoutingRequest {
+        RoutingRequest { vls, classes }
+    }
+
+    #[test]
+    fn tori_with_one_vl_have_a_real_dependency_cycle() {
+        for sides in [[4u32, 4], [8, 8]] {
+            let topo = generators::torus(&sides, 1, 1, 1).unwrap();
+            let fabric = MinHopEngine.route(&topo, &req(1, 1)).unwrap();
+            for (src, dst, path) in all_paths(&topo, &fabric, 0) {
+                let (a, b) = (topo.endpoint_switch(EndpointId(src)).0 .0, topo.endpoint_switch(EndpointId(dst)).0 .0);
+                assert_eq!(switch_hops(&path), torus_distance(&sides, true, a, b));
+            }
+            let graph = cdg::build_cdg(&topo, &fabric).unwrap();
+            let report = graph.report();
+            assert!(!report.deadlock_free);
+            assert!(!report.per_vl[0].acyclic);
+            let cycle = report.cycle.expect("a cycle is reported");
+            assert!(cycle.len() >= 2, "{cycle:?}");
+            let unique: std::collections::BTreeSet<Channel> = cycle.iter().copied().collect();
+            assert_eq!(unique.len(), cycle.len(), "the cycle repeats a channel: {cycle:?}");
+            for (i, c) in cycle.iter().enumerate() {
+                let next = cycle[(i + 1) % cycle.len()];
+                // The channel is a switch-to-switch link, and the next one starts where it ends.
+                let peer = topo.switch_peer(c.switch, c.port).expect("channel is a connected port");
+                assert_eq!(peer.remote.node, NodeId::Switch(next.switch.0), "{c:?} -> {next:?}");
+                assert!(graph.has_dependency(*c, next), "{c:?} -> {next:?} is not a CDG edge");
+            }
+        }
+    }
+
+    #[test]
+    fn paths_are_minimal_and_parallel_links_share_the_load() {
+        let topo = generators::torus(&[4, 4], 2, 2, 1).unwrap();
+        let fabric = MinHopEngine.route(&topo, &req(2, 2)).unwrap();
+        fabric.check_shape(&topo).unwrap();
+        for class in 0..2 {
+            for (src, dst, path) in all_paths(&topo, &fabric, class) {
+                let (a, b) = (topo.endpoint_switch(EndpointId(src)).0 .0, topo.endpoint_switch(EndpointId(dst)).0 .0);
+                assert_eq!(switch_hops(&path), torus_distance(&[4, 4], true, a, b));
+                assert!(path.iter().all(|h| h.vl == class), "class {class} stays on VL {class}");
+            }
+        }
+        // Both trunk ports of every direction carry destinations.
+        for row in &fabric.lft {
+            for port in 0..8 {
+                assert!(row.contains(&port), "port {port} unused");
+            }
+        }
+    }
+
+    #[test]
+    fn balancing_spreads_equivalent_ports_evenly() {
+        let topo = generators::kary_ntree(4, 2, 1).unwrap();
+        let fabric = MinHopEngine.route(&topo, &req(1, 1)).unwrap();
+        for leaf in 0..4 {
+            let mut up = [0; 4];
+            for &p in fabric.lft[leaf].iter().filter(|&&p| p >= 4) {
+                up[p as usize - 4] += 1;
+            }
+            assert_eq!(up, [3, 3, 3, 3], "leaf {leaf}");
+        }
+        // Minimal paths on a fat tree are up/down paths: deadlock-free even with one VL.
+        assert!(cdg::verify(&topo, &fabric).unwrap().deadlock_free);
+    }
+
+    #[test]
+    fn random_networks_get_minimal_paths() {
+        let p = generators::RandomParams {
+            switches: 12,
+            ports: 6,
+            endpoints_per_switch: 2,
+            links: 20,
+            multi_links: true,
+            latency: 1,
+            seed: 11,
+        };
+        let topo = generators::random(&p).unwrap();
+        let fabric = MinHopEngine.route(&topo, &req(1, 1)).unwrap();
+        let n = topo.num_switches();
+        for (src, dst, path) in all_paths(&topo, &fabric, 0) {
+            let (a, b) = (topo.endpoint_switch(EndpointId(src)).0, topo.endpoint_switch(EndpointId(dst)).0);
+            // Independent distance, by Bellman–Ford relaxation rather than BFS.
+            let mut d = vec![u32::MAX; n];
+            d[a.0 as usize] = 0;
+            for _ in 0..n {
+                for s in 0..n as u32 {
+                    for (_, t, _) in topo.switch_neighbours(SwitchId(s)) {
+                        if d[s as usize] != u32::MAX {
+                            d[t.0 as usize] = d[t.0 as usize].min(d[s as usize] + 1);
+                        }
+                    }
+                }
+            }
+            assert_eq!(switch_hops(&path), d[b.0 as usize], "{src} -> {dst}");
+        }
+    }
+
+    #[test]
+    fn disconnected_topologies_are_unroutable() {
+        let sw = |i: u32, p: u16| PortRef { node: NodeId::Switch(i), port: p };
+        let ep = |i: u32| PortRef { node: NodeId::Endpoint(i), port: 0 };
+        let topo = Topology::new(
+            "split",
+            Shape::Irregular,
+            (0..2).map(|i| Switch { name: format!("s{i}"), ports: 2 }).collect(),
+            (0..2).map(|i| Endpoint { name: format!("e{i}") }).collect(),
+            (0..2).map(|i| Link { a: ep(i), b: sw(i, 0), latency: 1, width: 1 }).collect(),
+        )
+        .unwrap();
+        let err = MinHopEngine.route(&topo, &req(1, 1)).unwrap_err();
+        assert!(err.to_string().contains("disconnected"), "{err}");
+    }
+}

@@ -1,0 +1,253 @@
+//! Routing engines: offline algorithms that turn a [`Topology`] into a [`FabricConfig`]
+//! (forwarding tables, path SLs and SL→VL tables), the way a subnet manager programs a fabric.
+//!
+//! ```
+//! use flitsim_manager::{cdg, route, RoutingRequest};
+//! use flitsim_topology::generators;
+//!
+//! let topo = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+//! let fabric = route(&topo, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+//! assert!(cdg::verify(&topo, &fabric).unwrap().deadlock_free);
+//! ```
+//!
+//! | name | topology | deadlock freedom | VLs needed per class |
+//! |---|---|---|---|
+//! | `dor` | [`Shape::Torus`] (torus or mesh) | dateline VL per dimension (tori) | 2 (torus), 1 (mesh) |
+//! | `dmodk` (`updown-dmodk`) | [`Shape::KaryNTree`] | up/down paths | 1 |
+//! | `minhop` | any | **not guaranteed** | 1 |
+//!
+//! ## VLs, classes and service levels
+//!
+//! A [`RoutingRequest`] asks for `classes` traffic classes on links with `vls` data VLs. Each
+//! class gets its own block of VLs ([`VlBlocks`]) so that classes never share buffers; when
+//! there are too few VLs for that, classes share blocks round-robin. Inside its block an engine
+//! may use several VLs, selected per path by the *path SL*: the wire SL of a packet is
+//! `class · routing_sls + path_sl` (see [`FabricConfig`]).
+use crate::{FabricConfig, RoutingError};
+use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
+use serde::{Deserialize, Serialize};
+
+mod dmodk;
+mod dor;
+mod minhop;
+#[cfg(test)]
+mod testutil;
+
+pub use dmodk::DmodkEngine;
+pub use dor::DorEngine;
+pub use minhop::MinHopEngine;
+
+/// What the caller asks of a routing engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutingRequest {
+    /// Data VLs on every link (≥ 1).
+    pub vls: u8,
+    /// Traffic classes (QoS SLs) the tables must carry (≥ 1).
+    pub classes: u8,
+}
+
+/// An offline routing algorithm: topology in, fabric tables out.
+///
+/// Engines are stateless and deterministic: the same topology and request always give the
+/// same tables.
+pub trait RoutingEngine: Send + Sync {
+    /// The name the engine is selected by (see [`engine_by_name`]).
+    fn name(&self) -> &'static str;
+    /// Computes the tables for `topo`. Fails with [`RoutingError::Unroutable`] when the
+    /// topology does not have the structure the engine needs and with
+    /// [`RoutingError::NotEnoughVls`] when `req.vls` cannot hold the engine's VL scheme.
+    fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError>;
+}
+
+/// Names accepted by [`engine_by_name`], for messages and command-line help.
+pub const ENGINE_NAMES: &[&str] = &["dor", "dmodk", "updown-dmodk", "minhop"];
+
+/// Looks an engine up by name: `"dor"`, `"dmodk"` (alias `"updown-dmodk"`) or `"minhop"`.
+/// An unknown name gives [`RoutingError::Unroutable`] listing the valid names.
+pub fn engine_by_name(name: &str) -> Result<Box<dyn RoutingEngine>, RoutingError> {
+    match name {
+        "dor" => Ok(Box::new(DorEngine)),
+        "dmodk" | "updown-dmodk" => Ok(Box::new(DmodkEngine)),
+        "minhop" => Ok(Box::new(MinHopEngine)),
+        _ => Err(RoutingError::Unroutable(format!(
+            "unknown routing engine '{name}'; valid names are: {}",
+            ENGINE_NAMES.join(", ")
+        ))),
+    }
+}
+
+/// Routes `topo` with the engine called `name` and checks that the resulting tables have the
+/// sizes the topology needs ([`FabricConfig::check_shape`]). It does not verify deadlock
+/// freedom; call [`crate::cdg::verify`] for that.
+pub fn route(topo: &Topology, name: &str, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+    let fabric = engine_by_name(name)?.route(topo, req)?;
+    fabric.check_shape(topo)?;
+    Ok(fabric)
+}
+
+/// How the VLs of a link are divided between traffic classes.
+///
+/// With `vls ≥ classes · needed` each class `c` owns the VLs `[c · per_class, (c+1) · per_class)`
+/// with `per_class = vls / classes`. With fewer VLs (but at least `needed`), there are
+/// `vls / needed` blocks of `needed` VLs and class `c` uses block `c mod blocks`, so some
+/// classes share buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VlBlocks {
+    /// VLs in each block.
+    pub per_class: u8,
+    /// Number of distinct blocks.
+    pub blocks: u8,
+}
+
+impl VlBlocks {
+    /// Splits `req.vls` for an engine that needs `needed` VLs per class; `engine` names the
+    /// engine in error messages.
+    pub fn new(req: &RoutingRequest, needed: u8, engine: &str) -> Result<Self, RoutingError> {
+        if req.classes == 0 {
+            return Err(RoutingError::Unroutable("a routing request needs at least one traffic class".into()));
+        }
+        let needed = needed.max(1);
+        if req.vls < needed {
+            return Err(RoutingError::NotEnoughVls(format!(
+                "{engine} needs at least {needed} VL{} per traffic class on this topology, but only {} {} available",
+                if needed == 1 { "" } else { "s" },
+                req.vls,
+                if req.vls == 1 { "is" } else { "are" }
+            )));
+        }
+        if req.vls as u32 >= req.classes as u32 * needed as u32 {
+            Ok(VlBlocks { per_class: req.vls / req.classes, blocks: req.classes })
+        } else {
+            Ok(VlBlocks { per_class: needed, blocks: req.vls / needed })
+        }
+    }
+
+    /// First VL of the block that traffic class `class` uses.
+    pub fn base(&self, class: u8) -> u8 {
+        (class % self.blocks) * self.per_class
+    }
+}
+
+/// The largest number of lanes, at most `available`, such that `lanes · sls_per_lane` path SLs
+/// per class still fit the 8-bit SL fields for `classes` classes. Errors when not even one
+/// lane fits.
+fn fit_lanes(available: u8, sls_per_lane: u32, classes: u8, engine: &str) -> Result<u8, RoutingError> {
+    // routing_sls is a u8 and every wire SL (< classes · routing_sls) must fit in a u8.
+    let by_u8 = 255 / sls_per_lane;
+    let by_wire = 256 / (sls_per_lane * classes.max(1) as u32);
+    let lanes = (available as u32).min(by_u8).min(by_wire);
+    if lanes == 0 {
+        return Err(RoutingError::Unroutable(format!(
+            "{engine} needs {sls_per_lane} path SLs per traffic class; with {classes} classes that exceeds the 256 wire SLs"
+        )));
+    }
+    Ok(lanes as u8)
+}
+
+/// Checks that port `port` of switch `s` exists and leads to `expected`, as the topology's
+/// [`Shape`] port convention promises. Structured engines call this so that a topology whose
+/// shape metadata does not match its links fails with a clear message instead of producing
+/// tables that loop.
+fn check_port_leads_to(
+    topo: &Topology,
+    engine: &str,
+    s: SwitchId,
+    port: PortNum,
+    expected: NodeId,
+) -> Result<(), RoutingError> {
+    let found = (port < topo.num_ports(s)).then(|| topo.switch_peer(s, port)).flatten().map(|p| p.remote.node);
+    if found == Some(expected) {
+        return Ok(());
+    }
+    let name = |n: NodeId| match n {
+        NodeId::Switch(x) => format!("switch {}", topo.switches()[x as usize].name),
+        NodeId::Endpoint(x) => format!("endpoint {}", topo.endpoints()[x as usize].name),
+    };
+    Err(RoutingError::Unroutable(format!(
+        "{engine}: by the port convention of {}, port {port} of switch {} should lead to {}, but it {}; \
+         the topology's shape metadata does not match its links",
+        shape_name(topo.shape()),
+        topo.switches()[s.0 as usize].name,
+        name(expected),
+        match found {
+            Some(n) => format!("leads to {}", name(n)),
+            None => "is not connected".into(),
+        }
+    )))
+}
+
+/// A short name of a shape for error messages.
+fn shape_name(shape: &Shape) -> String {
+    match shape {
+        Shape::Irregular => "an irregular topology".into(),
+        Shape::Torus { sides, wrap, .. } => format!(
+            "a {} {}",
+            sides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x"),
+            if *wrap { "torus" } else { "mesh" }
+        ),
+        Shape::KaryNTree { k, n } => format!("a {k}-ary {n}-tree"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flitsim_topology::generators;
+
+    #[test]
+    fn unknown_engine_lists_valid_names() {
+        let err = engine_by_name("lash").err().expect("lash is not built in");
+        let msg = err.to_string();
+        assert!(matches!(err, RoutingError::Unroutable(_)));
+        for name in ["'lash'", "dor", "dmodk", "updown-dmodk", "minhop"] {
+            assert!(msg.contains(name), "{msg}");
+        }
+    }
+
+    #[test]
+    fn names_and_aliases_select_engines() {
+        assert_eq!(engine_by_name("dor").unwrap().name(), "dor");
+        assert_eq!(engine_by_name("dmodk").unwrap().name(), "dmodk");
+        assert_eq!(engine_by_name("updown-dmodk").unwrap().name(), "dmodk");
+        assert_eq!(engine_by_name("minhop").unwrap().name(), "minhop");
+        for name in ENGINE_NAMES {
+            assert!(engine_by_name(name).is_ok());
+        }
+    }
+
+    #[test]
+    fn vl_blocks_split_share_and_refuse() {
+        let b = VlBlocks::new(&RoutingRequest { vls: 8, classes: 2 }, 2, "x").unwrap();
+        assert_eq!(b, VlBlocks { per_class: 4, blocks: 2 });
+        assert_eq!((b.base(0), b.base(1)), (0, 4));
+        // 7 VLs, 3 classes: 2 each, VL 6 unused.
+        let b = VlBlocks::new(&RoutingRequest { vls: 7, classes: 3 }, 2, "x").unwrap();
+        assert_eq!((b.base(0), b.base(1), b.base(2)), (0, 2, 4));
+        // 5 VLs, 4 classes, 2 needed: two blocks of 2, classes share them.
+        let b = VlBlocks::new(&RoutingRequest { vls: 5, classes: 4 }, 2, "x").unwrap();
+        assert_eq!(b, VlBlocks { per_class: 2, blocks: 2 });
+        assert_eq!((b.base(0), b.base(1), b.base(2), b.base(3)), (0, 2, 0, 2));
+        let e = VlBlocks::new(&RoutingRequest { vls: 1, classes: 1 }, 2, "dor").unwrap_err();
+        assert!(matches!(e, RoutingError::NotEnoughVls(_)));
+        assert!(e.to_string().contains("dor needs at least 2 VLs"), "{e}");
+        assert!(VlBlocks::new(&RoutingRequest { vls: 0, classes: 1 }, 1, "x").is_err());
+        assert!(VlBlocks::new(&RoutingRequest { vls: 4, classes: 0 }, 1, "x").is_err());
+    }
+
+    #[test]
+    fn lanes_are_capped_to_the_sl_space() {
+        assert_eq!(fit_lanes(4, 4, 1, "x").unwrap(), 4);
+        assert_eq!(fit_lanes(100, 4, 1, "x").unwrap(), 63);
+        assert_eq!(fit_lanes(100, 4, 4, "x").unwrap(), 16);
+        assert!(fit_lanes(1, 128, 4, "x").is_err());
+    }
+
+    #[test]
+    fn route_checks_the_table_shape() {
+        let topo = generators::kary_ntree(2, 2, 1).unwrap();
+        let fabric = route(&topo, "dmodk", &RoutingRequest { vls: 2, classes: 2 }).unwrap();
+        assert_eq!(fabric.engine, "dmodk");
+        assert_eq!(fabric.classes, 2);
+        assert!(route(&topo, "nope", &RoutingRequest { vls: 2, classes: 2 }).is_err());
+    }
+}

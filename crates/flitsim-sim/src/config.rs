@@ -1,0 +1,540 @@
+//! Experiment configuration: TOML → typed, validated structs.
+//!
+//! Every field has a default and a unit in its doc comment. Unknown keys are rejected with the
+//! key path and the position in the file; `key=value` overrides (`--set`) are applied to the
+//! parsed document before it is typed, so they are checked by the same rules.
+use crate::SimError;
+use serde::{Deserialize, Serialize};
+
+/// A whole experiment: fabric, tables, traffic and run control.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Root seed; every random stream (traffic sources, patterns, random topologies' default) is
+    /// derived from it and a stable component id.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The fabric graph.
+    pub topology: TopologyConfig,
+    /// The routing engine that programs the tables.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// Switch micro-architecture.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// Network interface (endpoint) parameters.
+    #[serde(default)]
+    pub nic: NicConfig,
+    /// Offered traffic.
+    pub traffic: TrafficConfig,
+    /// Warm-up, measurement, drain and stall detection.
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+/// Which topology to build.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// n-dimensional torus.
+    Torus {
+        /// Side per dimension, e.g. `[8, 8]`.
+        sides: Vec<u32>,
+        /// Endpoints per switch (default 1).
+        #[serde(default = "one")]
+        endpoints_per_switch: u32,
+        /// Parallel links between neighbours (default 1).
+        #[serde(default = "one")]
+        trunk: u32,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
+    /// n-dimensional mesh.
+    Mesh {
+        /// Side per dimension.
+        sides: Vec<u32>,
+        /// Endpoints per switch (default 1).
+        #[serde(default = "one")]
+        endpoints_per_switch: u32,
+        /// Parallel links between neighbours (default 1).
+        #[serde(default = "one")]
+        trunk: u32,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
+    /// k-ary n-tree (fat tree) with k^n endpoints.
+    KaryNtree {
+        /// Arity.
+        k: u32,
+        /// Levels.
+        n: u32,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
+    /// Random irregular network (always connected).
+    Random {
+        /// Number of switches.
+        switches: u32,
+        /// Ports per switch.
+        ports: u32,
+        /// Endpoints per switch.
+        endpoints_per_switch: u32,
+        /// Inter-switch links.
+        links: u32,
+        /// Allow more than one link between two switches (default false).
+        #[serde(default)]
+        multi_links: bool,
+        /// Generator seed (default: the experiment seed).
+        #[serde(default)]
+        seed: Option<u64>,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
+    /// A topology JSON file (`flitsim-topology` format); a relative path is taken from the
+    /// experiment file's directory.
+    File {
+        /// Path of the file.
+        path: String,
+    },
+}
+
+/// Routing engine selection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// `dor`, `dmodk` or `minhop`; default: `dor` for tori/meshes, `dmodk` for k-ary n-trees,
+    /// `minhop` otherwise.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Data VLs per link (default 2).
+    #[serde(default = "default_vls")]
+    pub vls: u8,
+    /// Check the channel dependency graph before running and refuse cyclic tables
+    /// (default false: a cyclic routing runs, and the stall detector reports a deadlock).
+    #[serde(default)]
+    pub require_deadlock_free: bool,
+}
+
+fn default_vls() -> u8 {
+    2
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig { engine: None, vls: default_vls(), require_deadlock_free: false }
+    }
+}
+
+/// How a packet moves through a switch.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Switching {
+    /// Virtual cut-through: a packet starts only when the next buffer can hold all of it.
+    #[default]
+    Vct,
+    /// Wormhole: a packet starts with one credit and holds the output VL until its tail.
+    Wormhole,
+}
+
+/// Output-port scheduler (chooses which VL sends next). QoS schedulers plug in here.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerConfig {
+    /// Round robin among VLs that can send.
+    #[default]
+    RoundRobin,
+    /// Strict priority: the first VL in `order` that can send wins (default: highest VL first).
+    StrictPriority {
+        /// VLs from highest to lowest priority; unlisted VLs come last, highest first.
+        #[serde(default)]
+        order: Vec<u8>,
+    },
+}
+
+/// Dynamically shared input buffer: each VL owns `min_per_vl` flits and may grow into a shared
+/// pool up to `max_per_vl`; the port holds `total_flits`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferConfig {
+    /// Flits per input port.
+    pub total_flits: u32,
+    /// Flits reserved for each VL.
+    pub min_per_vl: u32,
+    /// Largest share one VL may hold.
+    pub max_per_vl: u32,
+}
+
+/// Switch micro-architecture (input-queued crossbar).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Static input buffer per VL, flits (default 64). Ignored when `shared_buffer` is given.
+    #[serde(default = "default_vl_buffer")]
+    pub vl_buffer_flits: u32,
+    /// Dynamically shared input buffers instead of static per-VL ones.
+    #[serde(default)]
+    pub shared_buffer: Option<SharedBufferConfig>,
+    /// Cycles from a head flit's arrival to its first allocation attempt (default 1).
+    #[serde(default = "one")]
+    pub routing_delay: u32,
+    /// Crossbar connections an input port may hold at once (default 1).
+    #[serde(default = "one")]
+    pub speedup: u32,
+    /// Virtual cut-through (default) or wormhole.
+    #[serde(default)]
+    pub switching: Switching,
+    /// Output port scheduler.
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+}
+
+fn default_vl_buffer() -> u32 {
+    64
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            vl_buffer_flits: default_vl_buffer(),
+            shared_buffer: None,
+            routing_delay: 1,
+            speedup: 1,
+            switching: Switching::Vct,
+            scheduler: SchedulerConfig::RoundRobin,
+        }
+    }
+}
+
+/// Endpoint (NIC) parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Bounded NIC buffer between the application queue and the link, flits (default 256).
+    #[serde(default = "default_nic_buffer")]
+    pub buffer_flits: u32,
+    /// Injection scheduler (chooses the VL to inject next).
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+}
+
+fn default_nic_buffer() -> u32 {
+    256
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig { buffer_flits: default_nic_buffer(), scheduler: SchedulerConfig::RoundRobin }
+    }
+}
+
+/// Destination pattern. Bit patterns need a power-of-two endpoint count; transpose an even
+/// number of address bits.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// Uniform over all endpoints (the source included, as in BookSim).
+    #[default]
+    Uniform,
+    /// Uniform over all other endpoints.
+    UniformOthers,
+    /// Destination address = source address with its bits reversed.
+    BitReversal,
+    /// Destination = bitwise complement of the source.
+    BitComplement,
+    /// Destination = source with the upper and lower halves of its bits swapped.
+    Transpose,
+    /// Destination = source address rotated left by one bit.
+    Shuffle,
+    /// Tornado: on a torus/mesh, each coordinate moves ⌈k/2⌉−1 ahead; elsewhere the endpoint
+    /// index moves ⌈N/2⌉−1 ahead.
+    Tornado,
+    /// A fixed random permutation (from the pattern's own random stream).
+    RandomPermutation,
+    /// `hotspot.endpoints` hot endpoints receive `hotspot.fraction` of all messages; the rest
+    /// are uniform.
+    Hotspot,
+}
+
+/// Hot-spot parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotspotConfig {
+    /// Number of hot endpoints (chosen at random from the pattern's stream).
+    pub endpoints: u32,
+    /// Fraction of messages sent to a hot endpoint (0..=1).
+    pub fraction: f64,
+}
+
+/// When sources generate messages.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionKind {
+    /// Each cycle a message starts with probability rate / message_flits.
+    #[default]
+    Bernoulli,
+    /// Constant bit rate: one message every message_flits / rate cycles (random phase).
+    Cbr,
+}
+
+/// Offered traffic.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    /// Total offered load, flits/cycle/endpoint over all classes; each class gets
+    /// `load · share / Σ share`. When absent, every class needs a `rate`.
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// Destination pattern (default uniform).
+    #[serde(default)]
+    pub pattern: PatternKind,
+    /// Hot-spot parameters (with `pattern = "hotspot"`).
+    #[serde(default)]
+    pub hotspot: Option<HotspotConfig>,
+    /// Injection process (default Bernoulli).
+    #[serde(default)]
+    pub injection: InjectionKind,
+    /// Traffic classes; class `i` is SL `i`. Default: one class "BE".
+    #[serde(default = "default_classes", rename = "class")]
+    pub classes: Vec<ClassConfig>,
+}
+
+fn default_classes() -> Vec<ClassConfig> {
+    vec![ClassConfig { name: "BE".into(), share: 1.0, rate: None, message_flits: 16, mtu_flits: None }]
+}
+
+/// One traffic class (a service level).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassConfig {
+    /// Name shown in results (e.g. "VO", "BE").
+    pub name: String,
+    /// Relative share of `traffic.load` (default 1).
+    #[serde(default = "one_f")]
+    pub share: f64,
+    /// Explicit rate in flits/cycle/endpoint (used when `traffic.load` is absent).
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// Message size, flits (default 16).
+    #[serde(default = "sixteen")]
+    pub message_flits: u32,
+    /// Largest packet of this SL, flits (default: the message size).
+    #[serde(default)]
+    pub mtu_flits: Option<u32>,
+}
+
+fn one_f() -> f64 {
+    1.0
+}
+fn sixteen() -> u32 {
+    16
+}
+
+/// Run control. Cycles are simulated clock cycles.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Cycles before measurement starts (default 10000).
+    #[serde(default = "default_warmup")]
+    pub warmup: u64,
+    /// Measurement window, cycles (default 20000). Packets generated in it are measured.
+    #[serde(default = "default_measure")]
+    pub measure: u64,
+    /// Most cycles to wait after the window for measured packets to arrive (default 50000).
+    #[serde(default = "default_drain")]
+    pub drain_max: u64,
+    /// Cycles without any flit moving while flits are in switches that count as a deadlock
+    /// (default 5000).
+    #[serde(default = "default_stall")]
+    pub stall_cycles: u64,
+    /// Accepted below `(1 − tolerance) · offered` counts as saturated (default 0.05).
+    #[serde(default = "default_tol")]
+    pub saturation_tolerance: f64,
+    /// Include per-port utilisation rows in the results (default true).
+    #[serde(default = "yes")]
+    pub per_port_stats: bool,
+}
+
+fn default_warmup() -> u64 {
+    10_000
+}
+fn default_measure() -> u64 {
+    20_000
+}
+fn default_drain() -> u64 {
+    50_000
+}
+fn default_stall() -> u64 {
+    5_000
+}
+fn default_tol() -> f64 {
+    0.05
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            warmup: default_warmup(),
+            measure: default_measure(),
+            drain_max: default_drain(),
+            stall_cycles: default_stall(),
+            saturation_tolerance: default_tol(),
+            per_port_stats: true,
+        }
+    }
+}
+
+fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("bad key \"{key}\""));
+    }
+    let mut table = doc;
+    for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = table.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = match entry {
+            toml::Value::Table(t) => t,
+            _ => return Err(format!("\"{}\" is not a table", parts[..=i].join("."))),
+        };
+    }
+    table.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+fn parse_value(text: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.into())),
+        Err(_) => toml::Value::String(text.into()),
+    }
+}
+
+impl ExperimentConfig {
+    /// Parses TOML text, applies `key=value` overrides and an optional seed.
+    pub fn parse(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<Self, SimError> {
+        let cfg_err = |message: String| SimError::Config { origin: origin.to_string(), message };
+        // Type-check the file as written first, so errors carry line and column.
+        let mut cfg: ExperimentConfig = toml::from_str(text).map_err(|e| cfg_err(e.to_string().trim_end().to_string()))?;
+        if !sets.is_empty() {
+            let mut doc: toml::Table = toml::from_str(text).map_err(|e| cfg_err(e.to_string()))?;
+            for s in sets {
+                let (k, v) = s
+                    .split_once('=')
+                    .ok_or_else(|| cfg_err(format!("override \"{s}\" is not of the form key=value")))?;
+                set_path(&mut doc, k.trim(), parse_value(v.trim()))
+                    .map_err(|m| cfg_err(format!("override \"{s}\": {m}")))?;
+            }
+            cfg = toml::Value::Table(doc)
+                .try_into()
+                .map_err(|e: toml::de::Error| cfg_err(format!("after overrides {sets:?}: {}", e.message())))?;
+        }
+        if let Some(s) = seed {
+            cfg.seed = s;
+        }
+        cfg.validate().map_err(cfg_err)?;
+        Ok(cfg)
+    }
+
+    /// Range checks that serde cannot express. Messages name the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let t = &self.traffic;
+        if t.classes.is_empty() {
+            return Err("traffic.class: at least one class is needed".into());
+        }
+        if t.classes.len() > 32 {
+            return Err("traffic.class: at most 32 classes".into());
+        }
+        if let Some(l) = t.load {
+            if !(l.is_finite() && l >= 0.0) {
+                return Err(format!("traffic.load = {l}: must be a non-negative number"));
+            }
+            let total: f64 = t.classes.iter().map(|c| c.share).sum();
+            if !(total > 0.0) || t.classes.iter().any(|c| !(c.share >= 0.0)) {
+                return Err("traffic.class.share: shares must be non-negative and not all zero".into());
+            }
+        }
+        for (i, c) in t.classes.iter().enumerate() {
+            let key = format!("traffic.class[{i}] ({})", c.name);
+            if t.load.is_none() && c.rate.is_none() {
+                return Err(format!("{key}: needs `rate` when traffic.load is not set"));
+            }
+            if c.message_flits == 0 {
+                return Err(format!("{key}.message_flits must be at least 1"));
+            }
+            if c.mtu_flits == Some(0) || c.mtu_flits.unwrap_or(1) > u16::MAX as u32 {
+                return Err(format!("{key}.mtu_flits must be in 1..=65535"));
+            }
+            let rate = self.class_rate(i);
+            if !(rate.is_finite() && rate >= 0.0) {
+                return Err(format!("{key}: rate must be a non-negative number"));
+            }
+            if rate > c.message_flits as f64 {
+                return Err(format!("{key}: rate {rate} flits/cycle exceeds one message per cycle"));
+            }
+        }
+        if t.pattern == PatternKind::Hotspot {
+            match &t.hotspot {
+                None => return Err("traffic.hotspot: required with pattern = \"hotspot\"".into()),
+                Some(h) if !(0.0..=1.0).contains(&h.fraction) || h.endpoints == 0 => {
+                    return Err("traffic.hotspot: endpoints ≥ 1 and fraction in [0, 1]".into())
+                }
+                _ => {}
+            }
+        }
+        if self.routing.vls == 0 || self.routing.vls > 32 {
+            return Err(format!("routing.vls = {}: must be in 1..=32", self.routing.vls));
+        }
+        if self.switch.speedup == 0 {
+            return Err("switch.speedup must be at least 1".into());
+        }
+        if let Some(sb) = &self.switch.shared_buffer {
+            if sb.max_per_vl < sb.min_per_vl || sb.total_flits < sb.min_per_vl * self.routing.vls as u32 || sb.max_per_vl > sb.total_flits {
+                return Err(
+                    "switch.shared_buffer: need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits".into()
+                );
+            }
+        }
+        if self.run.measure == 0 {
+            return Err("run.measure must be at least 1 cycle".into());
+        }
+        if !(0.0..1.0).contains(&self.run.saturation_tolerance) {
+            return Err("run.saturation_tolerance must be in [0, 1)".into());
+        }
+        Ok(())
+    }
+
+    /// Offered rate of class `i` in flits/cycle/endpoint.
+    pub fn class_rate(&self, i: usize) -> f64 {
+        let t = &self.traffic;
+        match t.load {
+            Some(l) => {
+                let total: f64 = t.classes.iter().map(|c| c.share).sum();
+                l * t.classes[i].share / total
+            }
+            None => t.classes[i].rate.unwrap_or(0.0),
+        }
+    }
+
+    /// Stable 64-bit FNV-1a hash of the resolved configuration (canonical JSON), as hex.
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_string(self).expect("config serialises");
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in json.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}

@@ -1,0 +1,1131 @@
+//! The flit-level engine: [`Network::build`] allocates every buffer and table once, then
+//! [`Network::run`] simulates cycle by cycle.
+//!
+//! # Model (one cycle = one flit on a width-1 link)
+//!
+//! * **Ports** are numbered globally: switch ports first (`Topology::port_index`), then one port
+//!   per endpoint. Each port has an output side (the link it drives, with the sender's view of the
+//!   receiver's buffer) and an input side (the receiver's VL buffers).
+//! * **Links** are delay lines: a flit sent in cycle `t` over a link of latency `L` is in the
+//!   receiver's buffer at the start of cycle `t + L`; the credit for a flit that leaves a buffer in
+//!   cycle `t` is back at the sender at `t + L`. Events travel through a time wheel; every effect
+//!   between components has latency ≥ 1, so each cycle is evaluate-then-commit and the order in
+//!   which components are visited never changes a result.
+//! * **Switches** are input-queued crossbars. A head flit arriving in cycle `t` (or becoming the
+//!   head of its VL in cycle `t`) may request its output from cycle `t + routing_delay`. A
+//!   separable allocator runs every cycle in which something changed: each input port's
+//!   round-robin arbiter picks one VL whose head can start (output free, and, for virtual
+//!   cut-through, credits for the whole packet; for wormhole, one credit and the output VL not
+//!   held by another packet); each output port's scheduler then picks a VL among its requests and
+//!   a round-robin arbiter picks the input. The granted packet holds its input VL and the output
+//!   port until its tail has passed (packets never interleave on a link, as in InfiniBand); its
+//!   first flit crosses in the cycle of the grant. A connection moves up to `width` flits per cycle
+//!   of the flits already present (cut-through), so an uncontended hop costs
+//!   `routing_delay + link latency` cycles.
+//! * **Endpoints** generate messages into an unbounded application queue per class, segment them
+//!   into packets of at most the class MTU when they fit into the bounded NIC buffer, and inject
+//!   through an output scheduler under the same credit rules; they consume flits at link rate.
+//!
+//! The latency of a lone packet of `P` flits crossing `k` switches over links of latency `L` with
+//! routing delay `R`, measured from generation to tail delivery, is therefore
+//! `(k + 1)·L + k·R + P − 1` cycles (see the `closed_form` tests).
+use crate::config::{ExperimentConfig, InjectionKind, Switching};
+use crate::scheduler::{OutputScheduler, RoundRobinArbiter, VlMask};
+use crate::stats::*;
+use crate::traffic::{stream, ComponentRng, Pattern, StreamKind};
+use crate::SimError;
+use flitsim_manager::FabricConfig;
+use flitsim_topology::{EndpointId, NodeId, SwitchId, Topology};
+use rand::Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+const NONE: u32 = u32::MAX;
+const NEVER: u64 = u64::MAX;
+const EV_FLIT: u8 = 1;
+const F_HEAD: u8 = 2;
+const F_TAIL: u8 = 4;
+
+/// A flit batch or credit return in flight on a link.
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    target: u32,
+    pkt: u32,
+    n: u16,
+    vl: u8,
+    flags: u8,
+}
+
+/// Delay lines of all links, as one time wheel indexed by arrival cycle.
+struct TimeWheel {
+    slots: Vec<Vec<Event>>,
+    mask: u64,
+    pending: u64,
+}
+
+impl TimeWheel {
+    fn new(max_latency: u32) -> Self {
+        let size = (max_latency as usize + 1).next_power_of_two();
+        TimeWheel { slots: (0..size).map(|_| Vec::new()).collect(), mask: size as u64 - 1, pending: 0 }
+    }
+    #[inline]
+    fn push(&mut self, at: u64, ev: Event) {
+        self.slots[(at & self.mask) as usize].push(ev);
+        self.pending += 1;
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    src: u32,
+    dst: u32,
+    gen: u64,
+    inject: u64,
+    seq: u64,
+    len: u16,
+    class: u8,
+    wire_sl: u8,
+    hops: u16,
+    measured: bool,
+}
+
+/// A packet (partly) held in an input VL buffer.
+#[derive(Clone, Copy, Debug)]
+struct BufPkt {
+    pkt: u32,
+    len: u16,
+    recv: u16,
+    sent: u16,
+    out_port: u16,
+    out_vl: u8,
+    busy: bool,
+    arrived: u64,
+    ready: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Conn {
+    in_g: u32,
+    out_g: u32,
+    in_vl: u8,
+    out_vl: u8,
+}
+
+struct SwitchState {
+    base: u32,
+    nports: u16,
+    conns: Vec<Conn>,
+    dirty: bool,
+    wake_at: u64,
+    buffered: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PortInfo {
+    /// Global index of the port at the other end of the link (NONE if unconnected).
+    peer: u32,
+    latency: u32,
+    width: u16,
+    /// The peer is an endpoint: it sinks at link rate, no credits needed.
+    to_endpoint: bool,
+    /// The peer is a switch (switch-to-switch link: counted in flit-hops).
+    to_switch: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    gen: u64,
+    dst: u32,
+    left: u32,
+    measured: bool,
+}
+
+struct Nic {
+    app: Vec<VecDeque<Msg>>,
+    app_msgs: u32,
+    queues: Vec<VecDeque<u32>>,
+    used: u32,
+    cur: u32,
+    cur_sent: u16,
+    cur_vl: u8,
+    rr_class: u8,
+    seq: u64,
+}
+
+struct Source {
+    endpoint: u32,
+    class: u8,
+    /// Messages per cycle.
+    p: f64,
+    ln_q: f64,
+    period: f64,
+    acc: f64,
+    rng: ComponentRng,
+}
+
+/// Receiver buffer organisation as seen by the sender: per-VL minimum (reserved) and maximum,
+/// and the shared pool above the minima.
+#[derive(Clone, Debug)]
+struct BufferOrg {
+    min: Vec<u32>,
+    max: Vec<u32>,
+    shared: u32,
+}
+
+/// One delivered packet, recorded when tracing is on (tests, debugging).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// Traffic class.
+    pub class: u8,
+    /// Packet length, flits.
+    pub len: u16,
+    /// Creation order at the source NIC.
+    pub seq: u64,
+    /// Cycle the message was generated.
+    pub generated: u64,
+    /// Cycle the head left the NIC.
+    pub injected: u64,
+    /// Cycle the tail arrived.
+    pub delivered: u64,
+    /// Switches traversed.
+    pub hops: u16,
+}
+
+/// A built fabric ready to simulate.
+pub struct Network {
+    cfg: ExperimentConfig,
+    topo_name: String,
+    routing_name: String,
+    config_hash: String,
+    vls: usize,
+    switching: Switching,
+    routing_delay: u64,
+    speedup: u8,
+    n_endpoints: usize,
+    nic_base: u32,
+    ports: Vec<PortInfo>,
+    port_names: Vec<(u32, u16)>,
+    switch_names: Vec<String>,
+    // sender side
+    used: Vec<u32>,
+    over: Vec<u32>,
+    out_busy: Vec<bool>,
+    vl_owner: Vec<u32>,
+    sched: Vec<OutputScheduler>,
+    rr_out: Vec<RoundRobinArbiter>,
+    vl_flits: Vec<u64>,
+    // receiver side
+    bufs: Vec<VecDeque<BufPkt>>,
+    occ: Vec<u32>,
+    in_conns: Vec<u8>,
+    rr_in: Vec<RoundRobinArbiter>,
+    org: BufferOrg,
+    // switches, tables
+    switches: Vec<SwitchState>,
+    lft: Vec<Vec<u16>>,
+    fabric: FabricConfig,
+    // endpoints and traffic
+    nics: Vec<Nic>,
+    nic_sl2vl: Vec<u8>,
+    nic_capacity: u32,
+    mtu: Vec<u16>,
+    sources: Vec<Source>,
+    gen_heap: BinaryHeap<Reverse<(u64, u32)>>,
+    scripted: BinaryHeap<Reverse<(u64, u64, u32, u32, u8, u32)>>,
+    pattern: Pattern,
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    wheel: TimeWheel,
+    // scratch
+    reqs: Vec<(u16, u8, u16, u8)>,
+    // counters
+    buffered_total: u64,
+    flits_generated: u64,
+    flits_delivered: u64,
+    flit_hops: u64,
+    measured_outstanding: u64,
+    window_generated: Vec<u64>,
+    window_accepted: Vec<u64>,
+    lat: Vec<Histogram>,
+    net_lat: Vec<Histogram>,
+    hops_sum: u64,
+    hops_n: u64,
+    last_progress: u64,
+    trace: Option<Vec<Delivery>>,
+    build_seconds: f64,
+}
+
+impl Network {
+    /// Builds the network: checks the tables against the topology, allocates every buffer,
+    /// and sets up the traffic sources. Fails with a message naming the offending key.
+    pub fn build(cfg: &ExperimentConfig, topo: &Topology, fabric: FabricConfig) -> Result<Network, SimError> {
+        let started = std::time::Instant::now();
+        let err = |m: String| SimError::Build(m);
+        fabric.check_shape(topo).map_err(|e| err(e.to_string()))?;
+        let vls = fabric.num_vls as usize;
+        if vls > 32 {
+            return Err(err(format!("{vls} VLs: at most 32 are supported")));
+        }
+        let classes = cfg.traffic.classes.len();
+        let n = topo.num_endpoints();
+        if n == 0 {
+            return Err(err("the topology has no endpoints".into()));
+        }
+        let mtu: Vec<u16> = cfg
+            .traffic
+            .classes
+            .iter()
+            .map(|c| c.mtu_flits.unwrap_or(c.message_flits).min(c.message_flits).min(u16::MAX as u32) as u16)
+            .collect();
+        let max_mtu = *mtu.iter().max().unwrap() as u32;
+        // Receiver buffers.
+        let org = match &cfg.switch.shared_buffer {
+            None => BufferOrg { min: vec![cfg.switch.vl_buffer_flits; vls], max: vec![cfg.switch.vl_buffer_flits; vls], shared: 0 },
+            Some(sb) => BufferOrg {
+                min: vec![sb.min_per_vl; vls],
+                max: vec![sb.max_per_vl; vls],
+                shared: sb.total_flits - sb.min_per_vl * vls as u32,
+            },
+        };
+        let vl_cap = org.max[0].min(org.min[0] + org.shared);
+        match cfg.switch.switching {
+            Switching::Vct if vl_cap < max_mtu => {
+                let key = if cfg.switch.shared_buffer.is_some() { "switch.shared_buffer" } else { "switch.vl_buffer_flits" };
+                return Err(err(format!(
+                    "{key}: a VL can hold at most {vl_cap} flits, smaller than the largest MTU ({max_mtu} flits); \
+                     virtual cut-through needs room for a whole packet"
+                )));
+            }
+            _ if vl_cap == 0 => return Err(err("switch buffers must hold at least one flit per VL".into())),
+            _ => {}
+        }
+        if cfg.nic.buffer_flits < max_mtu {
+            return Err(err(format!(
+                "nic.buffer_flits = {} is smaller than the largest MTU ({max_mtu} flits)",
+                cfg.nic.buffer_flits
+            )));
+        }
+        // Every path must reach its destination without loops.
+        for s in 0..n as u32 {
+            for d in 0..n as u32 {
+                for c in 0..fabric.classes.min(classes as u8) {
+                    fabric.trace(topo, EndpointId(s), EndpointId(d), c).map_err(|e| err(e.to_string()))?;
+                }
+            }
+        }
+        // Ports.
+        let nsp = topo.total_switch_ports();
+        let g_total = nsp + n;
+        let nic_base = nsp as u32;
+        let gidx = |r: flitsim_topology::PortRef| -> u32 {
+            match r.node {
+                NodeId::Switch(s) => topo.port_index(SwitchId(s), r.port) as u32,
+                NodeId::Endpoint(e) => nic_base + e,
+            }
+        };
+        let mut ports = vec![PortInfo { peer: NONE, latency: 1, width: 1, to_endpoint: false, to_switch: false }; g_total];
+        let mut port_names = vec![(0u32, 0u16); g_total];
+        let mut switches = Vec::with_capacity(topo.num_switches());
+        for s in 0..topo.num_switches() as u32 {
+            let np = topo.num_ports(SwitchId(s));
+            let base = topo.port_index(SwitchId(s), 0) as u32;
+            for p in 0..np {
+                port_names[(base + p as u32) as usize] = (s, p);
+                if let Some(peer) = topo.switch_peer(SwitchId(s), p) {
+                    let l = topo.links()[peer.link as usize];
+                    ports[(base + p as u32) as usize] = PortInfo {
+                        peer: gidx(peer.remote),
+                        latency: l.latency,
+                        width: l.width.min(u16::MAX as u32) as u16,
+                        to_endpoint: matches!(peer.remote.node, NodeId::Endpoint(_)),
+                        to_switch: matches!(peer.remote.node, NodeId::Switch(_)),
+                    };
+                }
+            }
+            switches.push(SwitchState { base, nports: np, conns: Vec::with_capacity(np as usize), dirty: false, wake_at: NEVER, buffered: 0 });
+        }
+        for e in 0..n as u32 {
+            let peer = topo.endpoint_peer(EndpointId(e));
+            let l = topo.links()[peer.link as usize];
+            ports[(nic_base + e) as usize] = PortInfo {
+                peer: gidx(peer.remote),
+                latency: l.latency,
+                width: l.width.min(u16::MAX as u32) as u16,
+                to_endpoint: false,
+                to_switch: false,
+            };
+        }
+        let mut sched = Vec::with_capacity(g_total);
+        for g in 0..g_total {
+            let c = if g < nsp { &cfg.switch.scheduler } else { &cfg.nic.scheduler };
+            sched.push(OutputScheduler::new(c, vls as u8).map_err(|m| err(format!("scheduler: {m}")))?);
+        }
+        // Traffic.
+        let pattern = Pattern::build(cfg.traffic.pattern, cfg.traffic.hotspot.as_ref(), topo, cfg.seed).map_err(err)?;
+        let mut sources = Vec::new();
+        let mut gen_heap = BinaryHeap::new();
+        for e in 0..n as u32 {
+            for (c, cc) in cfg.traffic.classes.iter().enumerate() {
+                let rate = cfg.class_rate(c);
+                if rate <= 0.0 {
+                    continue;
+                }
+                let p = (rate / cc.message_flits as f64).min(1.0);
+                let id = sources.len() as u32;
+                let mut src = Source {
+                    endpoint: e,
+                    class: c as u8,
+                    p,
+                    ln_q: (1.0 - p).ln(),
+                    period: 1.0 / p,
+                    acc: 0.0,
+                    rng: stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64),
+                };
+                let first = match cfg.traffic.injection {
+                    InjectionKind::Bernoulli => src.geometric_gap() - 1,
+                    InjectionKind::Cbr => {
+                        src.acc = src.rng.gen::<f64>() * src.period;
+                        src.acc.floor() as u64
+                    }
+                };
+                gen_heap.push(Reverse((first, id)));
+                sources.push(src);
+            }
+        }
+        let nics = (0..n)
+            .map(|_| Nic {
+                app: (0..classes).map(|_| VecDeque::new()).collect(),
+                app_msgs: 0,
+                queues: (0..vls).map(|_| VecDeque::new()).collect(),
+                used: 0,
+                cur: NONE,
+                cur_sent: 0,
+                cur_vl: 0,
+                rr_class: 0,
+                seq: 0,
+            })
+            .collect();
+        let lft = fabric.lft.clone();
+        let nic_sl2vl = fabric.nic_sl2vl.clone();
+        let wheel = TimeWheel::new(topo.max_latency());
+        let mut net = Network {
+            cfg: cfg.clone(),
+            topo_name: topo.name().to_string(),
+            routing_name: fabric.engine.clone(),
+            config_hash: cfg.hash(),
+            vls,
+            switching: cfg.switch.switching,
+            routing_delay: cfg.switch.routing_delay as u64,
+            speedup: cfg.switch.speedup.min(255) as u8,
+            n_endpoints: n,
+            nic_base,
+            ports,
+            port_names,
+            switch_names: topo.switches().iter().map(|s| s.name.clone()).collect(),
+            used: vec![0; g_total * vls],
+            over: vec![0; g_total],
+            out_busy: vec![false; g_total],
+            vl_owner: vec![NONE; g_total * vls],
+            sched,
+            rr_out: vec![RoundRobinArbiter::default(); g_total],
+            vl_flits: vec![0; g_total * vls],
+            bufs: (0..g_total * vls).map(|_| VecDeque::new()).collect(),
+            occ: vec![0; g_total * vls],
+            in_conns: vec![0; g_total],
+            rr_in: vec![RoundRobinArbiter::default(); g_total],
+            org,
+            switches,
+            lft,
+            fabric,
+            nics,
+            nic_sl2vl,
+            nic_capacity: cfg.nic.buffer_flits,
+            mtu,
+            sources,
+            gen_heap,
+            scripted: BinaryHeap::new(),
+            pattern,
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            wheel,
+            reqs: Vec::new(),
+            buffered_total: 0,
+            flits_generated: 0,
+            flits_delivered: 0,
+            flit_hops: 0,
+            measured_outstanding: 0,
+            window_generated: vec![0; classes],
+            window_accepted: vec![0; classes],
+            lat: vec![Histogram::default(); classes],
+            net_lat: vec![Histogram::default(); classes],
+            hops_sum: 0,
+            hops_n: 0,
+            last_progress: 0,
+            trace: None,
+            build_seconds: 0.0,
+        };
+        net.build_seconds = started.elapsed().as_secs_f64();
+        Ok(net)
+    }
+
+    /// Schedules one message of `flits` flits from `src` to `dst` in `class` at cycle `at`, in
+    /// addition to the configured sources (scripted traffic: tests, trace replay).
+    pub fn inject_message(&mut self, at: u64, src: u32, dst: u32, class: u8, flits: u32) -> Result<(), SimError> {
+        let n = self.n_endpoints as u32;
+        if src >= n || dst >= n || class as usize >= self.mtu.len() || flits == 0 {
+            return Err(SimError::Build(format!(
+                "scripted message {src}->{dst} class {class} of {flits} flits is out of range"
+            )));
+        }
+        let seq = self.scripted.len() as u64;
+        self.scripted.push(Reverse((at, seq, src, dst, class, flits)));
+        Ok(())
+    }
+
+    /// Records every delivered packet (for tests and debugging; costs memory per packet).
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    /// Packets delivered so far, when tracing is enabled.
+    pub fn deliveries(&self) -> &[Delivery] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    // ---- buffer accounting (sender's view of the receiver) -------------------------------
+
+    #[inline]
+    fn over_of(&self, vl: usize, used: u32) -> u32 {
+        used.saturating_sub(self.org.min[vl])
+    }
+
+    #[inline]
+    fn can_accept(&self, g: usize, vl: usize, n: u32) -> bool {
+        if self.ports[g].to_endpoint {
+            return true;
+        }
+        let u = self.used[g * self.vls + vl];
+        if u + n > self.org.max[vl] {
+            return false;
+        }
+        let extra = self.over_of(vl, u + n) - self.over_of(vl, u);
+        self.over[g] + extra <= self.org.shared
+    }
+
+    #[inline]
+    fn reserve(&mut self, g: usize, vl: usize, n: u32) {
+        if self.ports[g].to_endpoint {
+            return;
+        }
+        let i = g * self.vls + vl;
+        let u = self.used[i];
+        self.over[g] += self.over_of(vl, u + n) - self.over_of(vl, u);
+        self.used[i] = u + n;
+    }
+
+    #[inline]
+    fn release(&mut self, g: usize, vl: usize, n: u32) {
+        let i = g * self.vls + vl;
+        let u = self.used[i];
+        debug_assert!(u >= n, "credit return exceeds outstanding flits");
+        self.over[g] -= self.over_of(vl, u) - self.over_of(vl, u - n);
+        self.used[i] = u - n;
+    }
+
+    /// Largest number of flits (≤ `want`) that may be sent now on a wormhole VL.
+    #[inline]
+    fn credits_for(&self, g: usize, vl: usize, want: u32) -> u32 {
+        let mut k = 0;
+        while k < want && self.can_accept(g, vl, k + 1) {
+            k += 1;
+        }
+        k
+    }
+
+    // ---- the cycle loop ------------------------------------------------------------------
+
+    /// Runs warm-up, measurement and drain, and returns the results.
+    pub fn run(&mut self) -> RunResult {
+        let started = std::time::Instant::now();
+        let w = self.cfg.run.warmup;
+        let m = self.cfg.run.measure;
+        let window = (w, w + m);
+        let hard_end = w + m + self.cfg.run.drain_max;
+        let stall = self.cfg.run.stall_cycles.max(1);
+        let mut t: u64 = 0;
+        let mut deadlock = None;
+        loop {
+            if t >= window.1 && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end) {
+                break;
+            }
+            if self.buffered_total > 0 && t > self.last_progress + stall {
+                deadlock = Some(self.deadlock_report(t));
+                break;
+            }
+            self.deliver(t, window);
+            self.generate(t, window);
+            for e in 0..self.n_endpoints {
+                let nic = &self.nics[e];
+                if nic.app_msgs > 0 || nic.used > 0 {
+                    self.step_nic(e, t, window);
+                }
+            }
+            for s in 0..self.switches.len() {
+                let sw = &self.switches[s];
+                if sw.dirty || sw.wake_at <= t {
+                    self.allocate(s, t);
+                }
+                if !self.switches[s].conns.is_empty() {
+                    self.advance(s, t, window);
+                }
+            }
+            // Skip idle time: nothing in flight, nothing queued → jump to the next message.
+            if self.wheel.pending == 0 && self.buffered_total == 0 && self.nics_idle() {
+                let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
+                let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
+                let limit = if t + 1 < window.1 { window.1 } else { hard_end };
+                t = next.min(limit).max(t + 1);
+                self.last_progress = self.last_progress.max(t.saturating_sub(1));
+            } else {
+                t += 1;
+            }
+        }
+        let wall = started.elapsed().as_secs_f64();
+        self.results(t, wall, deadlock)
+    }
+
+    fn nics_idle(&self) -> bool {
+        self.nics.iter().all(|n| n.app_msgs == 0 && n.used == 0)
+    }
+
+    fn deliver(&mut self, t: u64, window: (u64, u64)) {
+        let slot = (t & self.wheel.mask) as usize;
+        let events = std::mem::take(&mut self.wheel.slots[slot]);
+        self.wheel.pending -= events.len() as u64;
+        for ev in &events {
+            let g = ev.target as usize;
+            if ev.flags & EV_FLIT == 0 {
+                self.release(g, ev.vl as usize, ev.n as u32);
+                if g < self.nic_base as usize {
+                    let s = self.port_names[g].0 as usize;
+                    self.switches[s].dirty = true;
+                }
+            } else if g >= self.nic_base as usize {
+                self.eject(ev, t, window);
+            } else {
+                self.arrive(ev, t);
+            }
+        }
+        let mut events = events;
+        events.clear();
+        self.wheel.slots[slot] = events;
+    }
+
+    #[inline]
+    fn arrive(&mut self, ev: &Event, t: u64) {
+        let g = ev.target as usize;
+        let (s, in_port) = self.port_names[g];
+        let q = &mut self.bufs[g * self.vls + ev.vl as usize];
+        if ev.flags & F_HEAD != 0 {
+            let p = &self.packets[ev.pkt as usize];
+            let sw = &mut self.switches[s as usize];
+            let out_port = self.lft[s as usize][p.dst as usize];
+            let np = sw.nports as usize;
+            let out_vl = self.fabric.vl(s as usize, np, in_port as usize, out_port as usize, p.wire_sl);
+            let ready = if q.is_empty() {
+                let r = t + self.routing_delay;
+                sw.wake_at = sw.wake_at.min(r);
+                r
+            } else {
+                NEVER
+            };
+            q.push_back(BufPkt { pkt: ev.pkt, len: p.len, recv: ev.n, sent: 0, out_port, out_vl, busy: false, arrived: t, ready });
+        } else {
+            let b = q.back_mut().expect("body flit follows its head");
+            debug_assert_eq!(b.pkt, ev.pkt);
+            b.recv += ev.n;
+        }
+        self.occ[g * self.vls + ev.vl as usize] += ev.n as u32;
+        debug_assert!(self.occ[g * self.vls + ev.vl as usize] <= self.org.max[ev.vl as usize], "buffer overflow");
+        self.switches[s as usize].buffered += ev.n as u32;
+        self.buffered_total += ev.n as u64;
+    }
+
+    fn eject(&mut self, ev: &Event, t: u64, window: (u64, u64)) {
+        let p = self.packets[ev.pkt as usize];
+        self.flits_delivered += ev.n as u64;
+        if t >= window.0 && t < window.1 {
+            self.window_accepted[p.class as usize] += ev.n as u64;
+        }
+        if ev.flags & F_TAIL == 0 {
+            return;
+        }
+        if p.measured {
+            self.lat[p.class as usize].add(t - p.gen);
+            self.net_lat[p.class as usize].add(t - p.inject);
+            self.hops_sum += p.hops as u64;
+            self.hops_n += 1;
+            self.measured_outstanding -= 1;
+        }
+        if let Some(tr) = &mut self.trace {
+            tr.push(Delivery {
+                src: p.src,
+                dst: p.dst,
+                class: p.class,
+                len: p.len,
+                seq: p.seq,
+                generated: p.gen,
+                injected: p.inject,
+                delivered: t,
+                hops: p.hops,
+            });
+        }
+        self.free_packets.push(ev.pkt);
+    }
+
+    fn generate(&mut self, t: u64, window: (u64, u64)) {
+        let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
+        while let Some(&Reverse((at, id))) = self.gen_heap.peek() {
+            if at > t {
+                break;
+            }
+            self.gen_heap.pop();
+            let src = &mut self.sources[id as usize];
+            let e = src.endpoint;
+            let c = src.class as usize;
+            let dst = self.pattern.draw(e, &mut src.rng);
+            let next = if cbr {
+                src.acc += src.period;
+                (src.acc.floor() as u64).max(t + 1)
+            } else {
+                t + src.geometric_gap()
+            };
+            self.gen_heap.push(Reverse((next, id)));
+            let size = self.cfg.traffic.classes[c].message_flits;
+            self.enqueue_message(t, e, dst, c, size, window);
+        }
+        while let Some(&Reverse((at, _, e, dst, c, size))) = self.scripted.peek() {
+            if at > t {
+                break;
+            }
+            self.scripted.pop();
+            self.enqueue_message(t, e, dst, c as usize, size, window);
+        }
+    }
+
+    fn enqueue_message(&mut self, t: u64, e: u32, dst: u32, c: usize, size: u32, window: (u64, u64)) {
+        let measured = t >= window.0 && t < window.1;
+        self.flits_generated += size as u64;
+        if measured {
+            self.window_generated[c] += size as u64;
+            self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
+        }
+        let nic = &mut self.nics[e as usize];
+        nic.app[c].push_back(Msg { gen: t, dst, left: size, measured });
+        nic.app_msgs += 1;
+    }
+
+    fn alloc_packet(&mut self, p: Packet) -> u32 {
+        match self.free_packets.pop() {
+            Some(i) => {
+                self.packets[i as usize] = p;
+                i
+            }
+            None => {
+                self.packets.push(p);
+                (self.packets.len() - 1) as u32
+            }
+        }
+    }
+
+    fn step_nic(&mut self, e: usize, t: u64, window: (u64, u64)) {
+        let classes = self.mtu.len();
+        // 1. Application queues → NIC buffer, one packet per class per round, while they fit.
+        if self.nics[e].app_msgs > 0 {
+            loop {
+                let mut moved = false;
+                for k in 0..classes {
+                    let nic = &mut self.nics[e];
+                    let c = (nic.rr_class as usize + k) % classes;
+                    let Some(msg) = nic.app[c].front_mut() else { continue };
+                    let len = msg.left.min(self.mtu[c] as u32);
+                    if nic.used + len > self.nic_capacity {
+                        continue;
+                    }
+                    let m = *msg;
+                    msg.left -= len;
+                    if msg.left == 0 {
+                        nic.app[c].pop_front();
+                        nic.app_msgs -= 1;
+                    }
+                    nic.used += len;
+                    let seq = nic.seq;
+                    nic.seq += 1;
+                    let wire_sl = self.fabric.wire_sl(c as u8, e as u32, m.dst, self.n_endpoints);
+                    let vl = self.nic_sl2vl[wire_sl as usize];
+                    let id = self.alloc_packet(Packet {
+                        src: e as u32,
+                        dst: m.dst,
+                        gen: m.gen,
+                        inject: 0,
+                        seq,
+                        len: len as u16,
+                        class: c as u8,
+                        wire_sl,
+                        hops: 0,
+                        measured: m.measured,
+                    });
+                    self.nics[e].queues[vl as usize].push_back(id);
+                    moved = true;
+                }
+                let nic = &mut self.nics[e];
+                nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
+                if !moved || nic.app_msgs == 0 {
+                    break;
+                }
+            }
+        }
+        let g = self.nic_base as usize + e;
+        // 2. Start a packet when the link is free.
+        if self.nics[e].cur == NONE {
+            let mut mask: VlMask = 0;
+            for v in 0..self.vls {
+                if let Some(&p) = self.nics[e].queues[v].front() {
+                    let need = if self.switching == Switching::Vct { self.packets[p as usize].len as u32 } else { 1 };
+                    if self.can_accept(g, v, need) {
+                        mask |= 1 << v;
+                    }
+                }
+            }
+            if mask == 0 {
+                return;
+            }
+            let v = self.sched[g].pick(mask);
+            let p = self.nics[e].queues[v as usize].pop_front().unwrap();
+            let len = self.packets[p as usize].len as u32;
+            self.sched[g].sent(v, len);
+            if self.switching == Switching::Vct {
+                self.reserve(g, v as usize, len);
+            }
+            self.packets[p as usize].inject = t;
+            let nic = &mut self.nics[e];
+            nic.cur = p;
+            nic.cur_sent = 0;
+            nic.cur_vl = v;
+        }
+        // 3. Send up to `width` flits of the current packet.
+        let (p, v, sent) = (self.nics[e].cur, self.nics[e].cur_vl as usize, self.nics[e].cur_sent);
+        let len = self.packets[p as usize].len;
+        let info = self.ports[g];
+        let mut n = (len - sent).min(info.width) as u32;
+        if self.switching == Switching::Wormhole {
+            n = self.credits_for(g, v, n);
+            self.reserve(g, v, n);
+        }
+        if n == 0 {
+            return;
+        }
+        let flags = EV_FLIT | if sent == 0 { F_HEAD } else { 0 } | if sent + n as u16 == len { F_TAIL } else { 0 };
+        self.wheel.push(t + info.latency as u64, Event { target: info.peer, pkt: p, n: n as u16, vl: v as u8, flags });
+        if t >= window.0 && t < window.1 {
+            self.vl_flits[g * self.vls + v] += n as u64;
+        }
+        self.last_progress = t;
+        let nic = &mut self.nics[e];
+        nic.cur_sent += n as u16;
+        nic.used -= n;
+        if nic.cur_sent == len {
+            nic.cur = NONE;
+        }
+    }
+
+    /// Separable input-first allocation for switch `s` (see the module docs).
+    fn allocate(&mut self, s: usize, t: u64) {
+        let vls = self.vls;
+        let base = self.switches[s].base as usize;
+        let np = self.switches[s].nports as usize;
+        let vct = self.switching == Switching::Vct;
+        let mut wake = NEVER;
+        let mut reqs = std::mem::take(&mut self.reqs);
+        reqs.clear();
+        for ip in 0..np {
+            let gi = base + ip;
+            if self.in_conns[gi] >= self.speedup {
+                continue;
+            }
+            let start = self.rr_in[gi].start(vls);
+            let mut chosen = false;
+            for k in 0..vls {
+                let v = (start + k) % vls;
+                let Some(h) = self.bufs[gi * vls + v].front() else { continue };
+                if h.busy {
+                    continue;
+                }
+                if h.ready > t {
+                    wake = wake.min(h.ready);
+                    continue;
+                }
+                if chosen {
+                    continue;
+                }
+                let go = base + h.out_port as usize;
+                if self.out_busy[go] {
+                    continue;
+                }
+                let ov = h.out_vl as usize;
+                let ok = if vct {
+                    self.can_accept(go, ov, (h.len - h.sent) as u32)
+                } else {
+                    self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
+                };
+                if ok {
+                    reqs.push((ip as u16, v as u8, h.out_port, h.out_vl));
+                    chosen = true;
+                }
+            }
+        }
+        let mut lost = false;
+        for i in 0..reqs.len() {
+            let op = reqs[i].2;
+            if op == u16::MAX {
+                continue;
+            }
+            // All requests for this output, from index i on (earlier ones were other outputs).
+            let mut mask: VlMask = 0;
+            for r in &reqs[i..] {
+                if r.2 == op {
+                    mask |= 1 << r.3;
+                }
+            }
+            let go = base + op as usize;
+            let vl = self.sched[go].pick(mask);
+            let start = self.rr_out[go].start(np);
+            let mut best: Option<usize> = None;
+            let mut best_key = usize::MAX;
+            for (j, r) in reqs.iter().enumerate().skip(i) {
+                if r.2 == op && r.3 == vl {
+                    let key = (r.0 as usize + np - start) % np;
+                    if key < best_key {
+                        best_key = key;
+                        best = Some(j);
+                    }
+                }
+            }
+            let j = best.expect("a request for the chosen VL");
+            let (ip, iv, _, ov) = reqs[j];
+            for r in reqs.iter_mut().skip(i) {
+                if r.2 == op {
+                    if r.0 != ip {
+                        lost = true;
+                    }
+                    r.2 = u16::MAX;
+                }
+            }
+            let gi = base + ip as usize;
+            let q = self.bufs[gi * vls + iv as usize].front_mut().unwrap();
+            q.busy = true;
+            let pkt = q.pkt;
+            let remaining = (q.len - q.sent) as u32;
+            self.in_conns[gi] += 1;
+            self.out_busy[go] = true;
+            if vct {
+                self.reserve(go, ov as usize, remaining);
+            } else {
+                self.vl_owner[go * vls + ov as usize] = pkt;
+            }
+            self.sched[go].sent(ov, remaining);
+            self.rr_in[gi].grant(iv as usize);
+            self.rr_out[go].grant(ip as usize);
+            self.packets[pkt as usize].hops += 1;
+            self.switches[s].conns.push(Conn { in_g: gi as u32, out_g: go as u32, in_vl: iv, out_vl: ov });
+        }
+        self.reqs = reqs;
+        let sw = &mut self.switches[s];
+        sw.wake_at = wake;
+        // A request that lost may win elsewhere next cycle: allocate again then.
+        sw.dirty = lost;
+    }
+
+    /// Moves flits of every connection of switch `s`.
+    fn advance(&mut self, s: usize, t: u64, window: (u64, u64)) {
+        let vls = self.vls;
+        let in_window = t >= window.0 && t < window.1;
+        let mut i = 0;
+        while i < self.switches[s].conns.len() {
+            let c = self.switches[s].conns[i];
+            let (gi, go) = (c.in_g as usize, c.out_g as usize);
+            let bi = gi * vls + c.in_vl as usize;
+            let h = *self.bufs[bi].front().unwrap();
+            let out = self.ports[go];
+            let mut n = (h.recv - h.sent).min(out.width) as u32;
+            if self.switching == Switching::Wormhole && n > 0 {
+                n = self.credits_for(go, c.out_vl as usize, n);
+                self.reserve(go, c.out_vl as usize, n);
+            }
+            if n == 0 {
+                i += 1;
+                continue;
+            }
+            let tail = h.sent as u32 + n == h.len as u32;
+            let flags = EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
+            self.wheel.push(t + out.latency as u64, Event { target: out.peer, pkt: h.pkt, n: n as u16, vl: c.out_vl, flags });
+            let inp = self.ports[gi];
+            self.wheel.push(t + inp.latency as u64, Event { target: inp.peer, pkt: 0, n: n as u16, vl: c.in_vl, flags: 0 });
+            if in_window {
+                self.vl_flits[go * vls + c.out_vl as usize] += n as u64;
+            }
+            if out.to_switch {
+                self.flit_hops += n as u64;
+            }
+            self.occ[bi] -= n;
+            self.buffered_total -= n as u64;
+            self.last_progress = t;
+            let sw = &mut self.switches[s];
+            sw.buffered -= n;
+            if tail {
+                self.bufs[bi].pop_front();
+                self.in_conns[gi] -= 1;
+                self.out_busy[go] = false;
+                if self.switching == Switching::Wormhole {
+                    self.vl_owner[go * vls + c.out_vl as usize] = NONE;
+                }
+                sw.dirty = true;
+                if let Some(nh) = self.bufs[bi].front_mut() {
+                    nh.ready = (nh.arrived + self.routing_delay).max(t + 1);
+                    sw.wake_at = sw.wake_at.min(nh.ready);
+                }
+                sw.conns.swap_remove(i);
+            } else {
+                self.bufs[bi].front_mut().unwrap().sent += n as u16;
+                i += 1;
+            }
+        }
+    }
+
+    fn deadlock_report(&self, t: u64) -> DeadlockReport {
+        let mut blocked = Vec::new();
+        for sw in &self.switches {
+            for ip in 0..sw.nports as usize {
+                let g = sw.base as usize + ip;
+                for v in 0..self.vls {
+                    if let Some(h) = self.bufs[g * self.vls + v].front() {
+                        let (s, p) = self.port_names[g];
+                        blocked.push(BlockedBuffer {
+                            switch: self.switch_names[s as usize].clone(),
+                            in_port: p as u32,
+                            vl: v as u32,
+                            out_port: h.out_port as u32,
+                            out_vl: h.out_vl as u32,
+                            flits: self.occ[g * self.vls + v],
+                        });
+                    }
+                }
+            }
+        }
+        DeadlockReport { cycle: t, last_progress: self.last_progress, blocked }
+    }
+
+    fn results(&mut self, t: u64, wall: f64, deadlock: Option<DeadlockReport>) -> RunResult {
+        let n = self.n_endpoints as f64;
+        let m = self.cfg.run.measure as f64;
+        let mut lat_all = Histogram::default();
+        let mut net_all = Histogram::default();
+        for (a, b) in self.lat.iter().zip(&self.net_lat) {
+            lat_all.merge(a);
+            net_all.merge(b);
+        }
+        let total_acc: u64 = self.window_accepted.iter().sum();
+        let total_gen: u64 = self.window_generated.iter().sum();
+        let per_sl = self
+            .cfg
+            .traffic
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(c, cc)| ClassResult {
+                sl: c as u32,
+                name: cc.name.clone(),
+                offered_load: self.window_generated[c] as f64 / (m * n),
+                accepted_load: self.window_accepted[c] as f64 / (m * n),
+                share: if total_acc > 0 { self.window_accepted[c] as f64 / total_acc as f64 } else { 0.0 },
+                latency: self.lat[c].summary(),
+                network_latency: self.net_lat[c].summary(),
+            })
+            .collect();
+        let offered = total_gen as f64 / (m * n);
+        let accepted = total_acc as f64 / (m * n);
+        let drained = self.measured_outstanding == 0 && deadlock.is_none();
+        let saturated = !drained || accepted < (1.0 - self.cfg.run.saturation_tolerance) * offered;
+        // Remaining flits, counted from the state (independently of the delivery counters).
+        let in_apps: u64 = self.nics.iter().flat_map(|nic| nic.app.iter().flatten()).map(|m| m.left as u64).sum();
+        let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
+        let on_links: u64 =
+            self.wheel.slots.iter().flatten().filter(|e| e.flags & EV_FLIT != 0).map(|e| e.n as u64).sum();
+        let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum();
+        let ports = if self.cfg.run.per_port_stats {
+            (0..self.nic_base as usize)
+                .filter(|&g| self.ports[g].peer != NONE)
+                .map(|g| {
+                    let (s, p) = self.port_names[g];
+                    let vl_flits = self.vl_flits[g * self.vls..(g + 1) * self.vls].to_vec();
+                    let total: u64 = vl_flits.iter().sum();
+                    PortResult {
+                        switch: self.switch_names[s as usize].clone(),
+                        port: p as u32,
+                        to_endpoint: self.ports[g].to_endpoint,
+                        vl_flits,
+                        utilisation: total as f64 / (m * self.ports[g].width as f64),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        RunResult {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: self.cfg.seed,
+            config_hash: self.config_hash.clone(),
+            topology: self.topo_name.clone(),
+            routing: self.routing_name.clone(),
+            cycles: Cycles { warmup: self.cfg.run.warmup, measure: self.cfg.run.measure, total: t },
+            endpoints: self.n_endpoints as u64,
+            offered_load: offered,
+            accepted_load: accepted,
+            saturated,
+            drained,
+            latency: lat_all.summary(),
+            network_latency: net_all.summary(),
+            hops_mean: if self.hops_n > 0 { self.hops_sum as f64 / self.hops_n as f64 } else { 0.0 },
+            flits: FlitCounts {
+                generated: self.flits_generated,
+                delivered: self.flits_delivered,
+                remaining: in_apps + in_nics + on_links + in_switches,
+            },
+            per_sl,
+            ports,
+            deadlock,
+            performance: Performance {
+                wall_seconds: wall,
+                build_seconds: self.build_seconds,
+                cycles_per_second: if wall > 0.0 { t as f64 / wall } else { 0.0 },
+                flit_hops: self.flit_hops,
+                flit_hops_per_second: if wall > 0.0 { self.flit_hops as f64 / wall } else { 0.0 },
+            },
+        }
+    }
+}
+
+impl Source {
+    /// Cycles to the next message of a Bernoulli process (≥ 1): geometric with parameter `p`.
+    fn geometric_gap(&mut self) -> u64 {
+        if self.p >= 1.0 {
+            return 1;
+        }
+        let u: f64 = 1.0 - self.rng.gen::<f64>(); // (0, 1]
+        1 + (u.ln() / self.ln_q).floor() as u64
+    }
+}
