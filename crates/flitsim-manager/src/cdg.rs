@@ -99,7 +99,9 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
     let nv = fabric.num_vls as usize;
     let nodes = topo.total_switch_ports() * nv;
     if nodes > u32::MAX as usize {
-        return Err(RoutingError::InvalidTables(format!("{nodes} channels are too many for the CDG")));
+        return Err(RoutingError::InvalidTables(format!(
+            "{nodes} channels are too many for the CDG"
+        )));
     }
     let mut used = vec![false; nodes];
     // Edge (a, b) is packed as a << 32 | b, so sorting orders by source, then target.
@@ -114,14 +116,18 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
                 path_channels.clear();
                 // Every hop but the last leaves towards another switch; the last one ejects.
                 path_channels.extend(
-                    hops[..hops.len() - 1]
-                        .iter()
-                        .map(|h| (topo.port_index(h.switch, h.out_port) * nv + h.vl as usize) as u32),
+                    hops[..hops.len() - 1].iter().map(|h| {
+                        (topo.port_index(h.switch, h.out_port) * nv + h.vl as usize) as u32
+                    }),
                 );
                 for &c in &path_channels {
                     used[c as usize] = true;
                 }
-                edges.extend(path_channels.windows(2).map(|w| (w[0] as u64) << 32 | w[1] as u64));
+                edges.extend(
+                    path_channels
+                        .windows(2)
+                        .map(|w| (w[0] as u64) << 32 | w[1] as u64),
+                );
                 if edges.len() >= compact_at {
                     edges.sort_unstable();
                     edges.dedup();
@@ -132,12 +138,21 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
     }
     edges.sort_unstable();
     edges.dedup();
-    let mut port_base: Vec<u32> =
-        (0..topo.num_switches() as u32).map(|s| topo.port_index(SwitchId(s), 0) as u32).collect();
+    let mut port_base: Vec<u32> = (0..topo.num_switches() as u32)
+        .map(|s| topo.port_index(SwitchId(s), 0) as u32)
+        .collect();
     port_base.push(topo.total_switch_ports() as u32);
-    let port_switch =
-        port_base.windows(2).enumerate().flat_map(|(s, w)| std::iter::repeat(s as u32).take((w[1] - w[0]) as usize)).collect();
-    Ok(Cdg::from_sorted_edges(nv, port_base, port_switch, used, &edges))
+    let mut port_switch = Vec::with_capacity(topo.total_switch_ports());
+    for (s, w) in port_base.windows(2).enumerate() {
+        port_switch.resize(port_switch.len() + (w[1] - w[0]) as usize, s as u32);
+    }
+    Ok(Cdg::from_sorted_edges(
+        nv,
+        port_base,
+        port_switch,
+        used,
+        &edges,
+    ))
 }
 
 /// Builds the CDG of `fabric` on `topo` and analyses it; see [`Cdg::report`].
@@ -147,7 +162,13 @@ pub fn verify(topo: &Topology, fabric: &FabricConfig) -> Result<CdgReport, Routi
 
 impl Cdg {
     /// Assembles the CSR arrays from packed, sorted, deduplicated edges.
-    fn from_sorted_edges(num_vls: usize, port_base: Vec<u32>, port_switch: Vec<u32>, used: Vec<bool>, edges: &[u64]) -> Self {
+    fn from_sorted_edges(
+        num_vls: usize,
+        port_base: Vec<u32>,
+        port_switch: Vec<u32>,
+        used: Vec<bool>,
+        edges: &[u64],
+    ) -> Self {
         let nodes = used.len();
         let mut offsets = vec![0usize; nodes + 1];
         for &e in edges {
@@ -157,7 +178,14 @@ impl Cdg {
             offsets[i + 1] += offsets[i];
         }
         let targets = edges.iter().map(|&e| e as u32).collect();
-        Cdg { num_vls, port_base, port_switch, used, offsets, targets }
+        Cdg {
+            num_vls,
+            port_base,
+            port_switch,
+            used,
+            offsets,
+            targets,
+        }
     }
 
     /// Number of VLs per link.
@@ -179,7 +207,11 @@ impl Cdg {
     fn channel(&self, i: usize) -> Channel {
         let (p, vl) = (i / self.num_vls, i % self.num_vls);
         let s = self.port_switch[p];
-        Channel { switch: SwitchId(s), port: (p as u32 - self.port_base[s as usize]) as PortNum, vl: vl as u8 }
+        Channel {
+            switch: SwitchId(s),
+            port: (p as u32 - self.port_base[s as usize]) as PortNum,
+            vl: vl as u8,
+        }
     }
 
     /// The node of channel `c`, if the switch, port and VL exist.
@@ -210,18 +242,28 @@ impl Cdg {
 
     /// Channels that carry at least one path, in node order.
     pub fn channels(&self) -> impl Iterator<Item = Channel> + '_ {
-        self.used.iter().enumerate().filter(|(_, &u)| u).map(|(i, _)| self.channel(i))
+        self.used
+            .iter()
+            .enumerate()
+            .filter(|(_, &u)| u)
+            .map(|(i, _)| self.channel(i))
     }
 
     /// The channels that some path uses right after `c`.
     pub fn successors(&self, c: Channel) -> impl Iterator<Item = Channel> + '_ {
-        self.node(c).map_or(&[][..], |i| self.successor_nodes(i)).iter().map(|&j| self.channel(j as usize))
+        self.node(c)
+            .map_or(&[][..], |i| self.successor_nodes(i))
+            .iter()
+            .map(|&j| self.channel(j as usize))
     }
 
     /// Every dependency `(from, to)`, sorted by node order.
     pub fn dependencies(&self) -> impl Iterator<Item = (Channel, Channel)> + '_ {
-        (0..self.used.len())
-            .flat_map(move |u| self.successor_nodes(u).iter().map(move |&v| (self.channel(u), self.channel(v as usize))))
+        (0..self.used.len()).flat_map(move |u| {
+            self.successor_nodes(u)
+                .iter()
+                .map(move |&v| (self.channel(u), self.channel(v as usize)))
+        })
     }
 
     /// Iterative three-colour depth-first search over the dependencies accepted by `keep`.
@@ -229,7 +271,11 @@ impl Cdg {
     /// search root) it calls `on_back_edge(path, v)`, and stops as soon as that returns true.
     /// Runs in O(nodes + dependencies) without recursion, so graph size is not limited by the
     /// call stack.
-    fn search(&self, keep: impl Fn(usize, usize) -> bool, mut on_back_edge: impl FnMut(&[u32], usize) -> bool) {
+    fn search(
+        &self,
+        keep: impl Fn(usize, usize) -> bool,
+        mut on_back_edge: impl FnMut(&[u32], usize) -> bool,
+    ) {
         const WHITE: u8 = 0;
         const GREY: u8 = 1;
         const BLACK: u8 = 2;
@@ -264,11 +310,7 @@ impl Cdg {
                         path.push(v as u32);
                         cursor.push(self.offsets[v]);
                     }
-                    GREY => {
-                        if on_back_edge(&path, v) {
-                            return;
-                        }
-                    }
+                    GREY if on_back_edge(&path, v) => return,
                     _ => {}
                 }
             }
@@ -282,8 +324,16 @@ impl Cdg {
         self.search(
             |_, _| true,
             |path, v| {
-                let start = path.iter().rposition(|&x| x as usize == v).expect("a grey node is on the DFS path");
-                cycle = Some(path[start..].iter().map(|&i| self.channel(i as usize)).collect());
+                let start = path
+                    .iter()
+                    .rposition(|&x| x as usize == v)
+                    .expect("a grey node is on the DFS path");
+                cycle = Some(
+                    path[start..]
+                        .iter()
+                        .map(|&i| self.channel(i as usize))
+                        .collect(),
+                );
                 true
             },
         );
@@ -294,8 +344,14 @@ impl Cdg {
     /// the whole graph (the deadlock-freedom verdict) with a witness cycle if it fails.
     pub fn report(&self) -> CdgReport {
         let nv = self.num_vls;
-        let mut per_vl: Vec<VlVerdict> =
-            (0..nv).map(|vl| VlVerdict { vl: vl as u8, channels: 0, dependencies: 0, acyclic: true }).collect();
+        let mut per_vl: Vec<VlVerdict> = (0..nv)
+            .map(|vl| VlVerdict {
+                vl: vl as u8,
+                channels: 0,
+                dependencies: 0,
+                acyclic: true,
+            })
+            .collect();
         for (i, _) in self.used.iter().enumerate().filter(|(_, &u)| u) {
             per_vl[i % nv].channels += 1;
         }
@@ -343,10 +399,15 @@ mod tests {
         vl_of: impl Fn(u32, u8) -> u8,
     ) -> (Topology, FabricConfig) {
         let topo = generators::torus(&[sides], 1, 1, 1).unwrap();
-        let lft = (0..sides).map(|s| (0..sides).map(|e| if e == s { 2 } else { 0 }).collect()).collect();
-        let sl2vl = FabricConfig::build_sl2vl(&topo, routing_sls as usize, |s, _, _, sl| vl_of(s.0, sl));
+        let lft = (0..sides)
+            .map(|s| (0..sides).map(|e| if e == s { 2 } else { 0 }).collect())
+            .collect();
+        let sl2vl =
+            FabricConfig::build_sl2vl(&topo, routing_sls as usize, |s, _, _, sl| vl_of(s.0, sl));
         let path_sl = if routing_sls > 1 {
-            (0..sides * sides).map(|i| path_sl(i / sides, i % sides)).collect()
+            (0..sides * sides)
+                .map(|i| path_sl(i / sides, i % sides))
+                .collect()
         } else {
             vec![]
         };
@@ -376,16 +437,33 @@ mod tests {
         assert_eq!(graph.num_dependencies(), 4);
         let report = graph.report();
         assert!(!report.deadlock_free);
-        assert_eq!(report.per_vl, [VlVerdict { vl: 0, channels: 4, dependencies: 4, acyclic: false }]);
+        assert_eq!(
+            report.per_vl,
+            [VlVerdict {
+                vl: 0,
+                channels: 4,
+                dependencies: 4,
+                acyclic: false
+            }]
+        );
         let mut cycle = report.cycle.unwrap();
         assert_eq!(cycle.len(), 4);
         let first = cycle.iter().position(|c| c.switch == SwitchId(0)).unwrap();
         cycle.rotate_left(first);
-        let expected: Vec<Channel> = (0..4).map(|s| Channel { switch: SwitchId(s), port: 0, vl: 0 }).collect();
+        let expected: Vec<Channel> = (0..4)
+            .map(|s| Channel {
+                switch: SwitchId(s),
+                port: 0,
+                vl: 0,
+            })
+            .collect();
         assert_eq!(cycle, expected);
         for (i, &c) in expected.iter().enumerate() {
             assert!(graph.has_dependency(c, expected[(i + 1) % 4]));
-            assert_eq!(graph.successors(c).collect::<Vec<_>>(), [expected[(i + 1) % 4]]);
+            assert_eq!(
+                graph.successors(c).collect::<Vec<_>>(),
+                [expected[(i + 1) % 4]]
+            );
         }
         assert!(!graph.has_dependency(expected[1], expected[0]));
         assert_eq!(graph.channels().collect::<Vec<_>>(), expected);
@@ -397,7 +475,10 @@ mod tests {
         // dependencies still go round the ring.
         let (topo, fabric) = clockwise_ring(4, 2, 1, |_, _| 0, |s, _| (s % 2) as u8);
         let report = verify(&topo, &fabric).unwrap();
-        assert!(report.per_vl.iter().all(|v| v.acyclic && v.dependencies == 0 && v.channels == 2));
+        assert!(report
+            .per_vl
+            .iter()
+            .all(|v| v.acyclic && v.dependencies == 0 && v.channels == 2));
         assert!(!report.deadlock_free);
         let cycle = report.cycle.unwrap();
         assert_eq!(cycle.len(), 4);
@@ -409,11 +490,16 @@ mod tests {
         // Dally & Seitz's dateline: packets start on VL 0 and move to VL 1 once they have
         // crossed the wrap link 3 → 0. The path SL carries the source switch, and switch `s`
         // sends on VL 1 exactly when `s < src`, i.e. after the wrap.
-        let (topo, fabric) = clockwise_ring(4, 2, 4, |src, _| src as u8, |s, sl| u8::from(s < sl as u32));
+        let (topo, fabric) =
+            clockwise_ring(4, 2, 4, |src, _| src as u8, |s, sl| u8::from(s < sl as u32));
         let graph = build_cdg(&topo, &fabric).unwrap();
         let report = graph.report();
         assert!(report.deadlock_free, "{:?}", report.cycle);
-        let c = |s: u32, vl: u8| Channel { switch: SwitchId(s), port: 0, vl };
+        let c = |s: u32, vl: u8| Channel {
+            switch: SwitchId(s),
+            port: 0,
+            vl,
+        };
         // VL 0 is the chain 0 → 1 → 2 → 3, cut at the wrap link, which hands over to VL 1.
         assert!(graph.has_dependency(c(2, 0), c(3, 0)));
         assert!(graph.has_dependency(c(3, 0), c(0, 1)));
@@ -430,12 +516,21 @@ mod tests {
         let (topo, mut fabric) = plain_ring();
         // 0 → 1 → 0 → … for endpoint 2.
         fabric.lft[1][2] = 1;
-        assert!(matches!(build_cdg(&topo, &fabric), Err(RoutingError::Loop(_))));
+        assert!(matches!(
+            build_cdg(&topo, &fabric),
+            Err(RoutingError::Loop(_))
+        ));
         fabric.lft[1][2] = NO_ROUTE;
-        assert!(matches!(build_cdg(&topo, &fabric), Err(RoutingError::Unroutable(_))));
+        assert!(matches!(
+            build_cdg(&topo, &fabric),
+            Err(RoutingError::Unroutable(_))
+        ));
         let (topo, mut fabric) = plain_ring();
         fabric.sl2vl[0][0] = 3;
-        assert!(matches!(verify(&topo, &fabric), Err(RoutingError::InvalidTables(_))));
+        assert!(matches!(
+            verify(&topo, &fabric),
+            Err(RoutingError::InvalidTables(_))
+        ));
     }
 
     #[test]
@@ -444,15 +539,24 @@ mod tests {
         let n = 300_000usize;
         let port_base: Vec<u32> = (0..=n as u32).collect();
         let port_switch: Vec<u32> = (0..n as u32).collect();
-        let edges: Vec<u64> = (0..n as u64).map(|i| i << 32 | ((i + 1) % n as u64)).collect();
+        let edges: Vec<u64> = (0..n as u64)
+            .map(|i| i << 32 | ((i + 1) % n as u64))
+            .collect();
         let mut sorted = edges.clone();
         sorted.sort_unstable();
-        let graph = Cdg::from_sorted_edges(1, port_base.clone(), port_switch.clone(), vec![true; n], &sorted);
+        let graph = Cdg::from_sorted_edges(
+            1,
+            port_base.clone(),
+            port_switch.clone(),
+            vec![true; n],
+            &sorted,
+        );
         let report = graph.report();
         assert!(!report.deadlock_free && !report.per_vl[0].acyclic);
         assert_eq!(report.cycle.unwrap().len(), n);
         // Without the closing edge the chain is acyclic.
-        let graph = Cdg::from_sorted_edges(1, port_base, port_switch, vec![true; n], &sorted[..n - 1]);
+        let graph =
+            Cdg::from_sorted_edges(1, port_base, port_switch, vec![true; n], &sorted[..n - 1]);
         let report = graph.report();
         assert!(report.deadlock_free && report.per_vl[0].acyclic && report.cycle.is_none());
     }

@@ -58,7 +58,11 @@ impl FabricConfig {
     /// The SL a packet of `class` from `src` to `dst` carries.
     #[inline]
     pub fn wire_sl(&self, class: u8, src: u32, dst: u32, endpoints: usize) -> u8 {
-        let p = if self.routing_sls > 1 { self.path_sl[src as usize * endpoints + dst as usize] } else { 0 };
+        let p = if self.routing_sls > 1 {
+            self.path_sl[src as usize * endpoints + dst as usize]
+        } else {
+            0
+        };
         (class % self.classes.max(1)) * self.routing_sls + p
     }
 
@@ -81,7 +85,8 @@ impl FabricConfig {
                 for i in 0..p {
                     for o in 0..p {
                         for sl in 0..wire_sls {
-                            t[(i * p + o) * wire_sls + sl] = f(SwitchId(s), i as PortNum, o as PortNum, sl as u8);
+                            t[(i * p + o) * wire_sls + sl] =
+                                f(SwitchId(s), i as PortNum, o as PortNum, sl as u8);
                         }
                     }
                 }
@@ -101,38 +106,76 @@ impl FabricConfig {
             return bad(format!("{} wire SLs do not fit in 8 bits", self.wire_sls()));
         }
         if self.lft.len() != topo.num_switches() || self.sl2vl.len() != topo.num_switches() {
-            return bad(format!("tables are for {} switches, topology has {}", self.lft.len(), topo.num_switches()));
+            return bad(format!(
+                "tables are for {} switches, topology has {}",
+                self.lft.len(),
+                topo.num_switches()
+            ));
         }
         if self.routing_sls > 1 && self.path_sl.len() != n * n {
-            return bad(format!("path SL table has {} entries, expected {}", self.path_sl.len(), n * n));
+            return bad(format!(
+                "path SL table has {} entries, expected {}",
+                self.path_sl.len(),
+                n * n
+            ));
         }
         if let Some(&x) = self.path_sl.iter().find(|&&x| x >= self.routing_sls) {
-            return bad(format!("path SL {x} is not below routing_sls = {}", self.routing_sls));
+            return bad(format!(
+                "path SL {x} is not below routing_sls = {}",
+                self.routing_sls
+            ));
         }
         if self.nic_sl2vl.len() != self.wire_sls() {
-            return bad(format!("NIC SL2VL has {} entries, expected {}", self.nic_sl2vl.len(), self.wire_sls()));
+            return bad(format!(
+                "NIC SL2VL has {} entries, expected {}",
+                self.nic_sl2vl.len(),
+                self.wire_sls()
+            ));
         }
         for s in 0..topo.num_switches() {
             let p = topo.num_ports(SwitchId(s as u32)) as usize;
             if self.lft[s].len() != n {
-                return bad(format!("LFT of switch {s} has {} entries, expected {n}", self.lft[s].len()));
+                return bad(format!(
+                    "LFT of switch {s} has {} entries, expected {n}",
+                    self.lft[s].len()
+                ));
             }
-            if let Some(&port) = self.lft[s].iter().find(|&&port| port != NO_ROUTE && port as usize >= p) {
-                return bad(format!("LFT of switch {s} names port {port}, which does not exist"));
+            if let Some(&port) = self.lft[s]
+                .iter()
+                .find(|&&port| port != NO_ROUTE && port as usize >= p)
+            {
+                return bad(format!(
+                    "LFT of switch {s} names port {port}, which does not exist"
+                ));
             }
             if self.sl2vl[s].len() != p * p * self.wire_sls() {
                 return bad(format!("SL2VL of switch {s} has the wrong size"));
             }
         }
-        if self.sl2vl.iter().flatten().chain(self.nic_sl2vl.iter()).any(|&v| v >= self.num_vls) {
-            return bad(format!("an SL2VL entry names a VL at or above num_vls = {}", self.num_vls));
+        if self
+            .sl2vl
+            .iter()
+            .flatten()
+            .chain(self.nic_sl2vl.iter())
+            .any(|&v| v >= self.num_vls)
+        {
+            return bad(format!(
+                "an SL2VL entry names a VL at or above num_vls = {}",
+                self.num_vls
+            ));
         }
         Ok(())
     }
 
     /// Follows the tables from `src` to `dst` for traffic `class`. Fails if the path leaves
     /// through an unconnected port, has no route, or loops.
-    pub fn trace(&self, topo: &Topology, src: EndpointId, dst: EndpointId, class: u8) -> Result<Vec<Hop>, RoutingError> {
+    pub fn trace(
+        &self,
+        topo: &Topology,
+        src: EndpointId,
+        dst: EndpointId,
+        class: u8,
+    ) -> Result<Vec<Hop>, RoutingError> {
         let n = topo.num_endpoints();
         let sl = self.wire_sl(class, src.0, dst.0, n);
         let (mut s, mut in_port) = topo.endpoint_switch(src);
@@ -141,30 +184,41 @@ impl FabricConfig {
             let out = self.lft[s.0 as usize][dst.0 as usize];
             if out == NO_ROUTE {
                 return Err(RoutingError::Unroutable(format!(
-                    "switch {} has no route to endpoint {}", topo.switches()[s.0 as usize].name, dst.0
+                    "switch {} has no route to endpoint {}",
+                    topo.switches()[s.0 as usize].name,
+                    dst.0
                 )));
             }
             let ports = topo.num_ports(s) as usize;
             let vl = self.vl(s.0 as usize, ports, in_port as usize, out as usize, sl);
-            hops.push(Hop { switch: s, in_port, out_port: out, vl });
+            hops.push(Hop {
+                switch: s,
+                in_port,
+                out_port: out,
+                vl,
+            });
             if hops.len() > topo.num_switches() + 1 {
                 return Err(RoutingError::Loop(format!(
                     "path from endpoint {} to {} loops (through switch {})",
-                    src.0, dst.0, topo.switches()[s.0 as usize].name
+                    src.0,
+                    dst.0,
+                    topo.switches()[s.0 as usize].name
                 )));
             }
             match topo.switch_peer(s, out).map(|p| p.remote) {
                 None => {
                     return Err(RoutingError::Unroutable(format!(
                         "switch {} routes endpoint {} to unconnected port {out}",
-                        topo.switches()[s.0 as usize].name, dst.0
+                        topo.switches()[s.0 as usize].name,
+                        dst.0
                     )))
                 }
                 Some(r) => match r.node {
                     NodeId::Endpoint(e) if e == dst.0 => return Ok(hops),
                     NodeId::Endpoint(e) => {
                         return Err(RoutingError::Unroutable(format!(
-                            "path to endpoint {} ends at endpoint {e}", dst.0
+                            "path to endpoint {} ends at endpoint {e}",
+                            dst.0
                         )))
                     }
                     NodeId::Switch(t) => {

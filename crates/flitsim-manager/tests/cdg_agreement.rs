@@ -5,6 +5,8 @@ use flitsim_manager::cdg::{self, CdgReport, Channel};
 use flitsim_manager::{route, FabricConfig, RoutingError, RoutingRequest, NO_ROUTE};
 use flitsim_topology::{generators, EndpointId, NodeId, SwitchId, Topology};
 use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// (switch, out port, VL)
@@ -20,10 +22,16 @@ fn reference_graph(topo: &Topology, f: &FabricConfig) -> (BTreeSet<Ch>, BTreeSet
     for src in 0..n {
         for dst in 0..n {
             for class in 0..f.classes as usize {
-                let path_sl = if f.routing_sls > 1 { f.path_sl[src * n + dst] as usize } else { 0 };
+                let path_sl = if f.routing_sls > 1 {
+                    f.path_sl[src * n + dst] as usize
+                } else {
+                    0
+                };
                 let sl = class * f.routing_sls as usize + path_sl;
                 let attach = topo.endpoint_peer(EndpointId(src as u32)).remote;
-                let NodeId::Switch(mut s) = attach.node else { panic!("endpoint on an endpoint") };
+                let NodeId::Switch(mut s) = attach.node else {
+                    panic!("endpoint on an endpoint")
+                };
                 let mut in_port = attach.port as usize;
                 let mut prev: Option<Ch> = None;
                 for step in 0.. {
@@ -32,7 +40,10 @@ fn reference_graph(topo: &Topology, f: &FabricConfig) -> (BTreeSet<Ch>, BTreeSet
                     assert_ne!(out, NO_ROUTE, "{src} -> {dst} has no route at switch {s}");
                     let ports = topo.num_ports(SwitchId(s)) as usize;
                     let vl = f.sl2vl[s as usize][(in_port * ports + out as usize) * wire_sls + sl];
-                    let far = topo.switch_peer(SwitchId(s), out).expect("route through a connected port").remote;
+                    let far = topo
+                        .switch_peer(SwitchId(s), out)
+                        .expect("route through a connected port")
+                        .remote;
                     match far.node {
                         NodeId::Endpoint(e) => {
                             assert_eq!(e as usize, dst, "{src} -> {dst} delivered to {e}");
@@ -66,7 +77,11 @@ fn kahn_acyclic(edges: &[(Ch, Ch)]) -> bool {
         *indegree.entry(b).or_insert(0) += 1;
         out.entry(a).or_default().push(b);
     }
-    let mut ready: VecDeque<Ch> = indegree.iter().filter(|(_, &d)| d == 0).map(|(&c, _)| c).collect();
+    let mut ready: VecDeque<Ch> = indegree
+        .iter()
+        .filter(|(_, &d)| d == 0)
+        .map(|(&c, _)| c)
+        .collect();
     let mut removed = 0;
     while let Some(c) = ready.pop_front() {
         removed += 1;
@@ -86,7 +101,11 @@ fn ch(c: &Channel) -> Ch {
 }
 
 /// Asserts that `report` says what the reference says, and that its cycle is real.
-fn assert_agrees(topo: &Topology, fabric: &FabricConfig, report: &CdgReport) -> Result<(), TestCaseError> {
+fn assert_agrees(
+    topo: &Topology,
+    fabric: &FabricConfig,
+    report: &CdgReport,
+) -> Result<(), TestCaseError> {
     let (channels, edges) = reference_graph(topo, fabric);
     let all: Vec<(Ch, Ch)> = edges.iter().copied().collect();
     prop_assert_eq!(report.channels, channels.len());
@@ -94,7 +113,11 @@ fn assert_agrees(topo: &Topology, fabric: &FabricConfig, report: &CdgReport) -> 
     prop_assert_eq!(report.deadlock_free, kahn_acyclic(&all));
     prop_assert_eq!(report.per_vl.len(), fabric.num_vls as usize);
     for v in &report.per_vl {
-        let same: Vec<(Ch, Ch)> = all.iter().copied().filter(|(a, b)| a.2 == v.vl && b.2 == v.vl).collect();
+        let same: Vec<(Ch, Ch)> = all
+            .iter()
+            .copied()
+            .filter(|(a, b)| a.2 == v.vl && b.2 == v.vl)
+            .collect();
         prop_assert_eq!(v.channels, channels.iter().filter(|c| c.2 == v.vl).count());
         prop_assert_eq!(v.dependencies, same.len());
         prop_assert_eq!(v.acyclic, kahn_acyclic(&same), "VL {}", v.vl);
@@ -106,7 +129,12 @@ fn assert_agrees(topo: &Topology, fabric: &FabricConfig, report: &CdgReport) -> 
             prop_assert!(!cycle.is_empty());
             for (i, c) in cycle.iter().enumerate() {
                 let next = &cycle[(i + 1) % cycle.len()];
-                prop_assert!(edges.contains(&(ch(c), ch(next))), "{:?} -> {:?} is not a dependency", c, next);
+                prop_assert!(
+                    edges.contains(&(ch(c), ch(next))),
+                    "{:?} -> {:?} is not a dependency",
+                    c,
+                    next
+                );
             }
         }
     }
@@ -117,7 +145,11 @@ fn assert_agrees(topo: &Topology, fabric: &FabricConfig, report: &CdgReport) -> 
 /// if the generator cannot place that many.
 fn random_topology(n: u32, ports: u32, eps: u32, multi: bool, pick: u32, seed: u64) -> Topology {
     let free = ports - eps;
-    let max = if multi { n * free / 2 } else { (n * free / 2).min(n * (n - 1) / 2) };
+    let max = if multi {
+        n * free / 2
+    } else {
+        (n * free / 2).min(n * (n - 1) / 2)
+    };
     // Stay below the very last ports: filling every one makes the generator search for long.
     let max = (n - 1).max(max * 3 / 4);
     let mut links = n - 1 + pick % (max - (n - 1) + 1);
@@ -139,9 +171,25 @@ fn random_topology(n: u32, ports: u32, eps: u32, multi: bool, pick: u32, seed: u
     }
 }
 
+/// Replaces every SL→VL entry by a random VL: one per switch (`per_switch`), or one per entry.
+fn scramble_vls(fabric: &mut FabricConfig, seed: u64, per_switch: bool) {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    for table in fabric.sl2vl.iter_mut() {
+        let switch_vl = rng.gen_range(0..fabric.num_vls);
+        for v in table.iter_mut() {
+            *v = if per_switch {
+                switch_vl
+            } else {
+                rng.gen_range(0..fabric.num_vls)
+            };
+        }
+    }
+}
+
 /// Sides of a small torus or mesh: 1–3 dimensions, sides 2–5, at most 48 switches.
 fn small_sides() -> impl Strategy<Value = Vec<u32>> {
-    prop::collection::vec(2u32..=5, 1..=3).prop_filter("at most 48 switches", |s| s.iter().product::<u32>() <= 48)
+    prop::collection::vec(2u32..=5, 1..=3)
+        .prop_filter("at most 48 switches", |s| s.iter().product::<u32>() <= 48)
 }
 
 proptest! {
@@ -154,6 +202,20 @@ proptest! {
     ) {
         let topo = random_topology(n, ports, eps, multi, pick, seed);
         let fabric = route(&topo, "minhop", &RoutingRequest { vls, classes }).unwrap();
+        let report = cdg::verify(&topo, &fabric).unwrap();
+        assert_agrees(&topo, &fabric, &report)?;
+    }
+
+    #[test]
+    fn random_vl_tables_that_change_vl_along_paths(
+        n in 4u32..=10, eps in 1u32..=2, pick in any::<u32>(), seed in any::<u64>(), vls in 2u8..=3,
+        per_switch in any::<bool>(),
+    ) {
+        // Min-hop forwarding, but SL→VL tables are random: paths hop between VLs, so the
+        // per-VL verdicts and the whole-graph verdict can differ.
+        let topo = random_topology(n, 6, eps, false, pick, seed);
+        let mut fabric = route(&topo, "minhop", &RoutingRequest { vls, classes: 1 }).unwrap();
+        scramble_vls(&mut fabric, seed, per_switch);
         let report = cdg::verify(&topo, &fabric).unwrap();
         assert_agrees(&topo, &fabric, &report)?;
     }
@@ -206,6 +268,41 @@ fn the_reference_detects_cycles() {
 }
 
 #[test]
+fn the_random_families_exercise_every_verdict() {
+    // Without this, agreement could hold only because every case had the same answer. Sparse
+    // networks (a spanning tree and 4 more links) give both plain verdicts, and colouring the
+    // switches with 2 VLs gives cycles that no single VL contains.
+    let (mut cyclic, mut acyclic, mut split) = (0, 0, 0);
+    for seed in 0..24u64 {
+        let p = generators::RandomParams {
+            switches: 8,
+            ports: 6,
+            endpoints_per_switch: 1,
+            links: 11,
+            multi_links: false,
+            latency: 1,
+            seed,
+        };
+        let topo = generators::random(&p).unwrap();
+        let mut fabric = route(&topo, "minhop", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+        if cdg::verify(&topo, &fabric).unwrap().deadlock_free {
+            acyclic += 1;
+        } else {
+            cyclic += 1;
+        }
+        scramble_vls(&mut fabric, seed, true);
+        let report = cdg::verify(&topo, &fabric).unwrap();
+        if !report.deadlock_free && report.per_vl.iter().all(|v| v.acyclic) {
+            split += 1;
+        }
+    }
+    assert!(
+        cyclic > 0 && acyclic > 0 && split > 0,
+        "cyclic {cyclic}, acyclic {acyclic}, split {split}"
+    );
+}
+
+#[test]
 fn wrong_shapes_are_unroutable_through_route() {
     let tree = generators::kary_ntree(2, 3, 1).unwrap();
     let err = route(&tree, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap_err();
@@ -215,5 +312,8 @@ fn wrong_shapes_are_unroutable_through_route() {
     let err = route(&torus, "dmodk", &RoutingRequest { vls: 2, classes: 1 }).unwrap_err();
     assert!(err.to_string().contains("3x3 torus"), "{err}");
     let err = route(&torus, "ecube", &RoutingRequest { vls: 2, classes: 1 }).unwrap_err();
-    assert!(err.to_string().contains("dor, dmodk, updown-dmodk, minhop"), "{err}");
+    assert!(
+        err.to_string().contains("dor, dmodk, updown-dmodk, minhop"),
+        "{err}"
+    );
 }

@@ -135,7 +135,11 @@ fn default_vls() -> u8 {
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig { engine: None, vls: default_vls(), require_deadlock_free: false }
+        RoutingConfig {
+            engine: None,
+            vls: default_vls(),
+            require_deadlock_free: false,
+        }
     }
 }
 
@@ -237,7 +241,10 @@ fn default_nic_buffer() -> u32 {
 
 impl Default for NicConfig {
     fn default() -> Self {
-        NicConfig { buffer_flits: default_nic_buffer(), scheduler: SchedulerConfig::RoundRobin }
+        NicConfig {
+            buffer_flits: default_nic_buffer(),
+            scheduler: SchedulerConfig::RoundRobin,
+        }
     }
 }
 
@@ -313,7 +320,13 @@ pub struct TrafficConfig {
 }
 
 fn default_classes() -> Vec<ClassConfig> {
-    vec![ClassConfig { name: "BE".into(), share: 1.0, rate: None, message_flits: 16, mtu_flits: None }]
+    vec![ClassConfig {
+        name: "BE".into(),
+        share: 1.0,
+        rate: None,
+        message_flits: 16,
+        mtu_flits: None,
+    }]
 }
 
 /// One traffic class (a service level).
@@ -404,7 +417,9 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
     }
     let mut table = doc;
     for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
-        let entry = table.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = table
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         table = match entry {
             toml::Value::Table(t) => t,
             _ => return Err(format!("\"{}\" is not a table", parts[..=i].join("."))),
@@ -416,29 +431,42 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
 
 fn parse_value(text: &str) -> toml::Value {
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.into())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.into())),
         Err(_) => toml::Value::String(text.into()),
     }
 }
 
 impl ExperimentConfig {
     /// Parses TOML text, applies `key=value` overrides and an optional seed.
-    pub fn parse(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<Self, SimError> {
-        let cfg_err = |message: String| SimError::Config { origin: origin.to_string(), message };
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        sets: &[String],
+        seed: Option<u64>,
+    ) -> Result<Self, SimError> {
+        let cfg_err = |message: String| SimError::Config {
+            origin: origin.to_string(),
+            message,
+        };
         // Type-check the file as written first, so errors carry line and column.
-        let mut cfg: ExperimentConfig = toml::from_str(text).map_err(|e| cfg_err(e.to_string().trim_end().to_string()))?;
+        let mut cfg: ExperimentConfig =
+            toml::from_str(text).map_err(|e| cfg_err(e.to_string().trim_end().to_string()))?;
         if !sets.is_empty() {
             let mut doc: toml::Table = toml::from_str(text).map_err(|e| cfg_err(e.to_string()))?;
             for s in sets {
-                let (k, v) = s
-                    .split_once('=')
-                    .ok_or_else(|| cfg_err(format!("override \"{s}\" is not of the form key=value")))?;
+                let (k, v) = s.split_once('=').ok_or_else(|| {
+                    cfg_err(format!("override \"{s}\" is not of the form key=value"))
+                })?;
                 set_path(&mut doc, k.trim(), parse_value(v.trim()))
                     .map_err(|m| cfg_err(format!("override \"{s}\": {m}")))?;
             }
             cfg = toml::Value::Table(doc)
                 .try_into()
-                .map_err(|e: toml::de::Error| cfg_err(format!("after overrides {sets:?}: {}", e.message())))?;
+                .map_err(|e: toml::de::Error| {
+                    cfg_err(format!("after overrides {sets:?}: {}", e.message()))
+                })?;
         }
         if let Some(s) = seed {
             cfg.seed = s;
@@ -462,7 +490,9 @@ impl ExperimentConfig {
             }
             let total: f64 = t.classes.iter().map(|c| c.share).sum();
             if !(total > 0.0) || t.classes.iter().any(|c| !(c.share >= 0.0)) {
-                return Err("traffic.class.share: shares must be non-negative and not all zero".into());
+                return Err(
+                    "traffic.class.share: shares must be non-negative and not all zero".into(),
+                );
             }
         }
         for (i, c) in t.classes.iter().enumerate() {
@@ -481,7 +511,9 @@ impl ExperimentConfig {
                 return Err(format!("{key}: rate must be a non-negative number"));
             }
             if rate > c.message_flits as f64 {
-                return Err(format!("{key}: rate {rate} flits/cycle exceeds one message per cycle"));
+                return Err(format!(
+                    "{key}: rate {rate} flits/cycle exceeds one message per cycle"
+                ));
             }
         }
         if t.pattern == PatternKind::Hotspot {
@@ -494,13 +526,19 @@ impl ExperimentConfig {
             }
         }
         if self.routing.vls == 0 || self.routing.vls > 32 {
-            return Err(format!("routing.vls = {}: must be in 1..=32", self.routing.vls));
+            return Err(format!(
+                "routing.vls = {}: must be in 1..=32",
+                self.routing.vls
+            ));
         }
         if self.switch.speedup == 0 {
             return Err("switch.speedup must be at least 1".into());
         }
         if let Some(sb) = &self.switch.shared_buffer {
-            if sb.max_per_vl < sb.min_per_vl || sb.total_flits < sb.min_per_vl * self.routing.vls as u32 || sb.max_per_vl > sb.total_flits {
+            if sb.max_per_vl < sb.min_per_vl
+                || sb.total_flits < sb.min_per_vl * self.routing.vls as u32
+                || sb.max_per_vl > sb.total_flits
+            {
                 return Err(
                     "switch.shared_buffer: need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits".into()
                 );

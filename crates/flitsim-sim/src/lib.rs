@@ -66,26 +66,43 @@ pub enum SimError {
 }
 
 /// Builds the topology an experiment describes; relative file paths start at `base_dir`.
-pub fn build_topology(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<Topology, SimError> {
+pub fn build_topology(
+    cfg: &ExperimentConfig,
+    base_dir: Option<&Path>,
+) -> Result<Topology, SimError> {
     Ok(match &cfg.topology {
-        TopologyConfig::Torus { sides, endpoints_per_switch, trunk, link_latency } => {
-            generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, true)?
+        TopologyConfig::Torus {
+            sides,
+            endpoints_per_switch,
+            trunk,
+            link_latency,
+        } => generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, true)?,
+        TopologyConfig::Mesh {
+            sides,
+            endpoints_per_switch,
+            trunk,
+            link_latency,
+        } => generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, false)?,
+        TopologyConfig::KaryNtree { k, n, link_latency } => {
+            generators::kary_ntree(*k, *n, *link_latency)?
         }
-        TopologyConfig::Mesh { sides, endpoints_per_switch, trunk, link_latency } => {
-            generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, false)?
-        }
-        TopologyConfig::KaryNtree { k, n, link_latency } => generators::kary_ntree(*k, *n, *link_latency)?,
-        TopologyConfig::Random { switches, ports, endpoints_per_switch, links, multi_links, seed, link_latency } => {
-            generators::random(&generators::RandomParams {
-                switches: *switches,
-                ports: *ports,
-                endpoints_per_switch: *endpoints_per_switch,
-                links: *links,
-                multi_links: *multi_links,
-                latency: *link_latency,
-                seed: seed.unwrap_or(cfg.seed),
-            })?
-        }
+        TopologyConfig::Random {
+            switches,
+            ports,
+            endpoints_per_switch,
+            links,
+            multi_links,
+            seed,
+            link_latency,
+        } => generators::random(&generators::RandomParams {
+            switches: *switches,
+            ports: *ports,
+            endpoints_per_switch: *endpoints_per_switch,
+            links: *links,
+            multi_links: *multi_links,
+            latency: *link_latency,
+            seed: seed.unwrap_or(cfg.seed),
+        })?,
         TopologyConfig::File { path } => {
             let p = Path::new(path);
             let full = match base_dir {
@@ -107,7 +124,10 @@ pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricCon
         }
         .to_string()
     });
-    let req = RoutingRequest { vls: cfg.routing.vls, classes: cfg.traffic.classes.len() as u8 };
+    let req = RoutingRequest {
+        vls: cfg.routing.vls,
+        classes: cfg.traffic.classes.len() as u8,
+    };
     let fabric = flitsim_manager::route(topo, &engine, &req)?;
     if cfg.routing.require_deadlock_free {
         let report = flitsim_manager::cdg::verify(topo, &fabric)?;
@@ -116,7 +136,14 @@ pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricCon
                 .cycle
                 .unwrap_or_default()
                 .iter()
-                .map(|c| format!("{}:{}/vl{}", topo.switches()[c.switch.0 as usize].name, c.port, c.vl))
+                .map(|c| {
+                    format!(
+                        "{}:{}/vl{}",
+                        topo.switches()[c.switch.0 as usize].name,
+                        c.port,
+                        c.vl
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(" -> ");
             return Err(SimError::Build(format!(
@@ -128,7 +155,10 @@ pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricCon
 }
 
 /// Runs a parsed experiment.
-pub fn run_experiment(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<RunResult, SimError> {
+pub fn run_experiment(
+    cfg: &ExperimentConfig,
+    base_dir: Option<&Path>,
+) -> Result<RunResult, SimError> {
     let topo = build_topology(cfg, base_dir)?;
     let fabric = build_fabric(cfg, &topo)?;
     let mut net = Network::build(cfg, &topo, fabric)?;
@@ -137,7 +167,12 @@ pub fn run_experiment(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result
 
 /// Parses TOML text (with overrides and seed) and runs it. `origin` is the file name used in
 /// error messages and the base for relative paths when it names a file.
-pub fn run_experiment_str(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<RunResult, SimError> {
+pub fn run_experiment_str(
+    text: &str,
+    origin: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<RunResult, SimError> {
     let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
     let base = Path::new(origin).parent().filter(|p| p.exists());
     run_experiment(&cfg, base)
@@ -146,7 +181,12 @@ pub fn run_experiment_str(text: &str, origin: &str, sets: &[String], seed: Optio
 /// Runs one experiment given as TOML text and returns its summary as a JSON string.
 /// `origin` names the file in error messages; `sets` are `key=value` overrides; `seed`
 /// overrides the config's seed.
-pub fn run_experiment_json(text: &str, origin: &str, sets: &[String], seed: Option<u64>) -> Result<String, SimError> {
+pub fn run_experiment_json(
+    text: &str,
+    origin: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<String, SimError> {
     let r = run_experiment_str(text, origin, sets, seed)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }

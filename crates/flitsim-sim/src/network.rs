@@ -66,7 +66,11 @@ struct TimeWheel {
 impl TimeWheel {
     fn new(max_latency: u32) -> Self {
         let size = (max_latency as usize + 1).next_power_of_two();
-        TimeWheel { slots: (0..size).map(|_| Vec::new()).collect(), mask: size as u64 - 1, pending: 0 }
+        TimeWheel {
+            slots: (0..size).map(|_| Vec::new()).collect(),
+            mask: size as u64 - 1,
+            pending: 0,
+        }
     }
     #[inline]
     fn push(&mut self, at: u64, ev: Event) {
@@ -262,7 +266,11 @@ pub struct Network {
 impl Network {
     /// Builds the network: checks the tables against the topology, allocates every buffer,
     /// and sets up the traffic sources. Fails with a message naming the offending key.
-    pub fn build(cfg: &ExperimentConfig, topo: &Topology, fabric: FabricConfig) -> Result<Network, SimError> {
+    pub fn build(
+        cfg: &ExperimentConfig,
+        topo: &Topology,
+        fabric: FabricConfig,
+    ) -> Result<Network, SimError> {
         let started = std::time::Instant::now();
         let err = |m: String| SimError::Build(m);
         fabric.check_shape(topo).map_err(|e| err(e.to_string()))?;
@@ -279,12 +287,21 @@ impl Network {
             .traffic
             .classes
             .iter()
-            .map(|c| c.mtu_flits.unwrap_or(c.message_flits).min(c.message_flits).min(u16::MAX as u32) as u16)
+            .map(|c| {
+                c.mtu_flits
+                    .unwrap_or(c.message_flits)
+                    .min(c.message_flits)
+                    .min(u16::MAX as u32) as u16
+            })
             .collect();
         let max_mtu = *mtu.iter().max().unwrap() as u32;
         // Receiver buffers.
         let org = match &cfg.switch.shared_buffer {
-            None => BufferOrg { min: vec![cfg.switch.vl_buffer_flits; vls], max: vec![cfg.switch.vl_buffer_flits; vls], shared: 0 },
+            None => BufferOrg {
+                min: vec![cfg.switch.vl_buffer_flits; vls],
+                max: vec![cfg.switch.vl_buffer_flits; vls],
+                shared: 0,
+            },
             Some(sb) => BufferOrg {
                 min: vec![sb.min_per_vl; vls],
                 max: vec![sb.max_per_vl; vls],
@@ -294,13 +311,21 @@ impl Network {
         let vl_cap = org.max[0].min(org.min[0] + org.shared);
         match cfg.switch.switching {
             Switching::Vct if vl_cap < max_mtu => {
-                let key = if cfg.switch.shared_buffer.is_some() { "switch.shared_buffer" } else { "switch.vl_buffer_flits" };
+                let key = if cfg.switch.shared_buffer.is_some() {
+                    "switch.shared_buffer"
+                } else {
+                    "switch.vl_buffer_flits"
+                };
                 return Err(err(format!(
                     "{key}: a VL can hold at most {vl_cap} flits, smaller than the largest MTU ({max_mtu} flits); \
                      virtual cut-through needs room for a whole packet"
                 )));
             }
-            _ if vl_cap == 0 => return Err(err("switch buffers must hold at least one flit per VL".into())),
+            _ if vl_cap == 0 => {
+                return Err(err(
+                    "switch buffers must hold at least one flit per VL".into()
+                ))
+            }
             _ => {}
         }
         if cfg.nic.buffer_flits < max_mtu {
@@ -313,7 +338,9 @@ impl Network {
         for s in 0..n as u32 {
             for d in 0..n as u32 {
                 for c in 0..fabric.classes.min(classes as u8) {
-                    fabric.trace(topo, EndpointId(s), EndpointId(d), c).map_err(|e| err(e.to_string()))?;
+                    fabric
+                        .trace(topo, EndpointId(s), EndpointId(d), c)
+                        .map_err(|e| err(e.to_string()))?;
                 }
             }
         }
@@ -327,7 +354,16 @@ impl Network {
                 NodeId::Endpoint(e) => nic_base + e,
             }
         };
-        let mut ports = vec![PortInfo { peer: NONE, latency: 1, width: 1, to_endpoint: false, to_switch: false }; g_total];
+        let mut ports = vec![
+            PortInfo {
+                peer: NONE,
+                latency: 1,
+                width: 1,
+                to_endpoint: false,
+                to_switch: false
+            };
+            g_total
+        ];
         let mut port_names = vec![(0u32, 0u16); g_total];
         let mut switches = Vec::with_capacity(topo.num_switches());
         for s in 0..topo.num_switches() as u32 {
@@ -346,7 +382,14 @@ impl Network {
                     };
                 }
             }
-            switches.push(SwitchState { base, nports: np, conns: Vec::with_capacity(np as usize), dirty: false, wake_at: NEVER, buffered: 0 });
+            switches.push(SwitchState {
+                base,
+                nports: np,
+                conns: Vec::with_capacity(np as usize),
+                dirty: false,
+                wake_at: NEVER,
+                buffered: 0,
+            });
         }
         for e in 0..n as u32 {
             let peer = topo.endpoint_peer(EndpointId(e));
@@ -361,11 +404,23 @@ impl Network {
         }
         let mut sched = Vec::with_capacity(g_total);
         for g in 0..g_total {
-            let c = if g < nsp { &cfg.switch.scheduler } else { &cfg.nic.scheduler };
-            sched.push(OutputScheduler::new(c, vls as u8).map_err(|m| err(format!("scheduler: {m}")))?);
+            let c = if g < nsp {
+                &cfg.switch.scheduler
+            } else {
+                &cfg.nic.scheduler
+            };
+            sched.push(
+                OutputScheduler::new(c, vls as u8).map_err(|m| err(format!("scheduler: {m}")))?,
+            );
         }
         // Traffic.
-        let pattern = Pattern::build(cfg.traffic.pattern, cfg.traffic.hotspot.as_ref(), topo, cfg.seed).map_err(err)?;
+        let pattern = Pattern::build(
+            cfg.traffic.pattern,
+            cfg.traffic.hotspot.as_ref(),
+            topo,
+            cfg.seed,
+        )
+        .map_err(err)?;
         let mut sources = Vec::new();
         let mut gen_heap = BinaryHeap::new();
         for e in 0..n as u32 {
@@ -474,7 +529,14 @@ impl Network {
 
     /// Schedules one message of `flits` flits from `src` to `dst` in `class` at cycle `at`, in
     /// addition to the configured sources (scripted traffic: tests, trace replay).
-    pub fn inject_message(&mut self, at: u64, src: u32, dst: u32, class: u8, flits: u32) -> Result<(), SimError> {
+    pub fn inject_message(
+        &mut self,
+        at: u64,
+        src: u32,
+        dst: u32,
+        class: u8,
+        flits: u32,
+    ) -> Result<(), SimError> {
         let n = self.n_endpoints as u32;
         if src >= n || dst >= n || class as usize >= self.mtu.len() || flits == 0 {
             return Err(SimError::Build(format!(
@@ -482,7 +544,8 @@ impl Network {
             )));
         }
         let seq = self.scripted.len() as u64;
-        self.scripted.push(Reverse((at, seq, src, dst, class, flits)));
+        self.scripted
+            .push(Reverse((at, seq, src, dst, class, flits)));
         Ok(())
     }
 
@@ -559,7 +622,9 @@ impl Network {
         let mut t: u64 = 0;
         let mut deadlock = None;
         loop {
-            if t >= window.1 && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end) {
+            if t >= window.1
+                && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end)
+            {
                 break;
             }
             if self.buffered_total > 0 && t > self.last_progress + stall {
@@ -635,7 +700,13 @@ impl Network {
             let sw = &mut self.switches[s as usize];
             let out_port = self.lft[s as usize][p.dst as usize];
             let np = sw.nports as usize;
-            let out_vl = self.fabric.vl(s as usize, np, in_port as usize, out_port as usize, p.wire_sl);
+            let out_vl = self.fabric.vl(
+                s as usize,
+                np,
+                in_port as usize,
+                out_port as usize,
+                p.wire_sl,
+            );
             let ready = if q.is_empty() {
                 let r = t + self.routing_delay;
                 sw.wake_at = sw.wake_at.min(r);
@@ -643,14 +714,27 @@ impl Network {
             } else {
                 NEVER
             };
-            q.push_back(BufPkt { pkt: ev.pkt, len: p.len, recv: ev.n, sent: 0, out_port, out_vl, busy: false, arrived: t, ready });
+            q.push_back(BufPkt {
+                pkt: ev.pkt,
+                len: p.len,
+                recv: ev.n,
+                sent: 0,
+                out_port,
+                out_vl,
+                busy: false,
+                arrived: t,
+                ready,
+            });
         } else {
             let b = q.back_mut().expect("body flit follows its head");
             debug_assert_eq!(b.pkt, ev.pkt);
             b.recv += ev.n;
         }
         self.occ[g * self.vls + ev.vl as usize] += ev.n as u32;
-        debug_assert!(self.occ[g * self.vls + ev.vl as usize] <= self.org.max[ev.vl as usize], "buffer overflow");
+        debug_assert!(
+            self.occ[g * self.vls + ev.vl as usize] <= self.org.max[ev.vl as usize],
+            "buffer overflow"
+        );
         self.switches[s as usize].buffered += ev.n as u32;
         self.buffered_total += ev.n as u64;
     }
@@ -717,7 +801,15 @@ impl Network {
         }
     }
 
-    fn enqueue_message(&mut self, t: u64, e: u32, dst: u32, c: usize, size: u32, window: (u64, u64)) {
+    fn enqueue_message(
+        &mut self,
+        t: u64,
+        e: u32,
+        dst: u32,
+        c: usize,
+        size: u32,
+        window: (u64, u64),
+    ) {
         let measured = t >= window.0 && t < window.1;
         self.flits_generated += size as u64;
         if measured {
@@ -725,7 +817,12 @@ impl Network {
             self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
         }
         let nic = &mut self.nics[e as usize];
-        nic.app[c].push_back(Msg { gen: t, dst, left: size, measured });
+        nic.app[c].push_back(Msg {
+            gen: t,
+            dst,
+            left: size,
+            measured,
+        });
         nic.app_msgs += 1;
     }
 
@@ -751,7 +848,9 @@ impl Network {
                 for k in 0..classes {
                     let nic = &mut self.nics[e];
                     let c = (nic.rr_class as usize + k) % classes;
-                    let Some(msg) = nic.app[c].front_mut() else { continue };
+                    let Some(msg) = nic.app[c].front_mut() else {
+                        continue;
+                    };
                     let len = msg.left.min(self.mtu[c] as u32);
                     if nic.used + len > self.nic_capacity {
                         continue;
@@ -765,7 +864,9 @@ impl Network {
                     nic.used += len;
                     let seq = nic.seq;
                     nic.seq += 1;
-                    let wire_sl = self.fabric.wire_sl(c as u8, e as u32, m.dst, self.n_endpoints);
+                    let wire_sl = self
+                        .fabric
+                        .wire_sl(c as u8, e as u32, m.dst, self.n_endpoints);
                     let vl = self.nic_sl2vl[wire_sl as usize];
                     let id = self.alloc_packet(Packet {
                         src: e as u32,
@@ -795,7 +896,11 @@ impl Network {
             let mut mask: VlMask = 0;
             for v in 0..self.vls {
                 if let Some(&p) = self.nics[e].queues[v].front() {
-                    let need = if self.switching == Switching::Vct { self.packets[p as usize].len as u32 } else { 1 };
+                    let need = if self.switching == Switching::Vct {
+                        self.packets[p as usize].len as u32
+                    } else {
+                        1
+                    };
                     if self.can_accept(g, v, need) {
                         mask |= 1 << v;
                     }
@@ -818,7 +923,11 @@ impl Network {
             nic.cur_vl = v;
         }
         // 3. Send up to `width` flits of the current packet.
-        let (p, v, sent) = (self.nics[e].cur, self.nics[e].cur_vl as usize, self.nics[e].cur_sent);
+        let (p, v, sent) = (
+            self.nics[e].cur,
+            self.nics[e].cur_vl as usize,
+            self.nics[e].cur_sent,
+        );
         let len = self.packets[p as usize].len;
         let info = self.ports[g];
         let mut n = (len - sent).min(info.width) as u32;
@@ -829,8 +938,19 @@ impl Network {
         if n == 0 {
             return;
         }
-        let flags = EV_FLIT | if sent == 0 { F_HEAD } else { 0 } | if sent + n as u16 == len { F_TAIL } else { 0 };
-        self.wheel.push(t + info.latency as u64, Event { target: info.peer, pkt: p, n: n as u16, vl: v as u8, flags });
+        let flags = EV_FLIT
+            | if sent == 0 { F_HEAD } else { 0 }
+            | if sent + n as u16 == len { F_TAIL } else { 0 };
+        self.wheel.push(
+            t + info.latency as u64,
+            Event {
+                target: info.peer,
+                pkt: p,
+                n: n as u16,
+                vl: v as u8,
+                flags,
+            },
+        );
         if t >= window.0 && t < window.1 {
             self.vl_flits[g * self.vls + v] += n as u64;
         }
@@ -861,7 +981,9 @@ impl Network {
             let mut chosen = false;
             for k in 0..vls {
                 let v = (start + k) % vls;
-                let Some(h) = self.bufs[gi * vls + v].front() else { continue };
+                let Some(h) = self.bufs[gi * vls + v].front() else {
+                    continue;
+                };
                 if h.busy {
                     continue;
                 }
@@ -941,7 +1063,12 @@ impl Network {
             self.rr_in[gi].grant(iv as usize);
             self.rr_out[go].grant(ip as usize);
             self.packets[pkt as usize].hops += 1;
-            self.switches[s].conns.push(Conn { in_g: gi as u32, out_g: go as u32, in_vl: iv, out_vl: ov });
+            self.switches[s].conns.push(Conn {
+                in_g: gi as u32,
+                out_g: go as u32,
+                in_vl: iv,
+                out_vl: ov,
+            });
         }
         self.reqs = reqs;
         let sw = &mut self.switches[s];
@@ -971,10 +1098,29 @@ impl Network {
                 continue;
             }
             let tail = h.sent as u32 + n == h.len as u32;
-            let flags = EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
-            self.wheel.push(t + out.latency as u64, Event { target: out.peer, pkt: h.pkt, n: n as u16, vl: c.out_vl, flags });
+            let flags =
+                EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
+            self.wheel.push(
+                t + out.latency as u64,
+                Event {
+                    target: out.peer,
+                    pkt: h.pkt,
+                    n: n as u16,
+                    vl: c.out_vl,
+                    flags,
+                },
+            );
             let inp = self.ports[gi];
-            self.wheel.push(t + inp.latency as u64, Event { target: inp.peer, pkt: 0, n: n as u16, vl: c.in_vl, flags: 0 });
+            self.wheel.push(
+                t + inp.latency as u64,
+                Event {
+                    target: inp.peer,
+                    pkt: 0,
+                    n: n as u16,
+                    vl: c.in_vl,
+                    flags: 0,
+                },
+            );
             if in_window {
                 self.vl_flits[go * vls + c.out_vl as usize] += n as u64;
             }
@@ -1026,7 +1172,11 @@ impl Network {
                 }
             }
         }
-        DeadlockReport { cycle: t, last_progress: self.last_progress, blocked }
+        DeadlockReport {
+            cycle: t,
+            last_progress: self.last_progress,
+            blocked,
+        }
     }
 
     fn results(&mut self, t: u64, wall: f64, deadlock: Option<DeadlockReport>) -> RunResult {
@@ -1051,7 +1201,11 @@ impl Network {
                 name: cc.name.clone(),
                 offered_load: self.window_generated[c] as f64 / (m * n),
                 accepted_load: self.window_accepted[c] as f64 / (m * n),
-                share: if total_acc > 0 { self.window_accepted[c] as f64 / total_acc as f64 } else { 0.0 },
+                share: if total_acc > 0 {
+                    self.window_accepted[c] as f64 / total_acc as f64
+                } else {
+                    0.0
+                },
                 latency: self.lat[c].summary(),
                 network_latency: self.net_lat[c].summary(),
             })
@@ -1061,10 +1215,21 @@ impl Network {
         let drained = self.measured_outstanding == 0 && deadlock.is_none();
         let saturated = !drained || accepted < (1.0 - self.cfg.run.saturation_tolerance) * offered;
         // Remaining flits, counted from the state (independently of the delivery counters).
-        let in_apps: u64 = self.nics.iter().flat_map(|nic| nic.app.iter().flatten()).map(|m| m.left as u64).sum();
+        let in_apps: u64 = self
+            .nics
+            .iter()
+            .flat_map(|nic| nic.app.iter().flatten())
+            .map(|m| m.left as u64)
+            .sum();
         let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
-        let on_links: u64 =
-            self.wheel.slots.iter().flatten().filter(|e| e.flags & EV_FLIT != 0).map(|e| e.n as u64).sum();
+        let on_links: u64 = self
+            .wheel
+            .slots
+            .iter()
+            .flatten()
+            .filter(|e| e.flags & EV_FLIT != 0)
+            .map(|e| e.n as u64)
+            .sum();
         let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum();
         let ports = if self.cfg.run.per_port_stats {
             (0..self.nic_base as usize)
@@ -1091,7 +1256,11 @@ impl Network {
             config_hash: self.config_hash.clone(),
             topology: self.topo_name.clone(),
             routing: self.routing_name.clone(),
-            cycles: Cycles { warmup: self.cfg.run.warmup, measure: self.cfg.run.measure, total: t },
+            cycles: Cycles {
+                warmup: self.cfg.run.warmup,
+                measure: self.cfg.run.measure,
+                total: t,
+            },
             endpoints: self.n_endpoints as u64,
             offered_load: offered,
             accepted_load: accepted,
@@ -1099,7 +1268,11 @@ impl Network {
             drained,
             latency: lat_all.summary(),
             network_latency: net_all.summary(),
-            hops_mean: if self.hops_n > 0 { self.hops_sum as f64 / self.hops_n as f64 } else { 0.0 },
+            hops_mean: if self.hops_n > 0 {
+                self.hops_sum as f64 / self.hops_n as f64
+            } else {
+                0.0
+            },
             flits: FlitCounts {
                 generated: self.flits_generated,
                 delivered: self.flits_delivered,
@@ -1113,7 +1286,11 @@ impl Network {
                 build_seconds: self.build_seconds,
                 cycles_per_second: if wall > 0.0 { t as f64 / wall } else { 0.0 },
                 flit_hops: self.flit_hops,
-                flit_hops_per_second: if wall > 0.0 { self.flit_hops as f64 / wall } else { 0.0 },
+                flit_hops_per_second: if wall > 0.0 {
+                    self.flit_hops as f64 / wall
+                } else {
+                    0.0
+                },
             },
         }
     }

@@ -31,7 +31,9 @@ impl OutputScheduler {
             SchedulerConfig::RoundRobin => OutputScheduler::RoundRobin { last: vls - 1, vls },
             SchedulerConfig::StrictPriority { order } => {
                 if let Some(&v) = order.iter().find(|&&v| v >= vls) {
-                    return Err(format!("scheduler.order names VL {v}, but there are only {vls} VLs"));
+                    return Err(format!(
+                        "scheduler.order names VL {v}, but there are only {vls} VLs"
+                    ));
                 }
                 let mut full: Vec<u8> = Vec::with_capacity(vls as usize);
                 for &v in order {
@@ -59,14 +61,19 @@ impl OutputScheduler {
                 // Rotate so that `start` is bit 0, then take the lowest set bit.
                 let n = *vls as u32;
                 let full = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let rotated = if start == 0 { eligible } else { ((eligible >> start) | (eligible << (n - start))) & full };
+                let rotated = if start == 0 {
+                    eligible
+                } else {
+                    ((eligible >> start) | (eligible << (n - start))) & full
+                };
                 let v = ((rotated.trailing_zeros() + start) % n) as u8;
                 *last = v;
                 v
             }
-            OutputScheduler::StrictPriority { order } => {
-                *order.iter().find(|&&v| eligible & (1 << v) != 0).expect("eligible VL in order")
-            }
+            OutputScheduler::StrictPriority { order } => *order
+                .iter()
+                .find(|&&v| eligible & (1 << v) != 0)
+                .expect("eligible VL in order"),
         }
     }
 
@@ -101,7 +108,10 @@ mod tests {
 
     /// Reference model: scan VLs last+1, last+2, … and take the first eligible one.
     fn reference_rr(last: u8, vls: u8, mask: u32) -> u8 {
-        (1..=vls).map(|d| (last + d) % vls).find(|&v| mask & (1 << v) != 0).unwrap()
+        (1..=vls)
+            .map(|d| (last + d) % vls)
+            .find(|&v| mask & (1 << v) != 0)
+            .unwrap()
     }
 
     #[test]
@@ -112,7 +122,11 @@ mod tests {
             let mut s = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls).unwrap();
             let mut last = vls - 1;
             for _ in 0..2000 {
-                let full = if vls == 32 { u32::MAX } else { (1u32 << vls) - 1 };
+                let full = if vls == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << vls) - 1
+                };
                 let mask = rng.gen::<u32>() & full;
                 if mask == 0 {
                     continue;
@@ -126,10 +140,13 @@ mod tests {
 
     #[test]
     fn strict_priority_prefers_listed_then_highest() {
-        let mut s = OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![1] }, 4).unwrap();
+        let mut s =
+            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![1] }, 4).unwrap();
         assert_eq!(s.pick(0b1111), 1);
         assert_eq!(s.pick(0b1101), 3);
         assert_eq!(s.pick(0b0001), 0);
-        assert!(OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![4] }, 4).is_err());
+        assert!(
+            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![4] }, 4).is_err()
+        );
     }
 }

@@ -91,11 +91,22 @@ impl Histogram {
     }
     /// Summary with mean, p50, p99 and max.
     pub fn summary(&self) -> LatencySummary {
-        LatencySummary { mean: self.mean(), p50: self.quantile(0.5), p99: self.quantile(0.99), max: self.max, count: self.n }
+        LatencySummary {
+            mean: self.mean(),
+            p50: self.quantile(0.5),
+            p99: self.quantile(0.99),
+            max: self.max,
+            count: self.n,
+        }
     }
     /// Non-empty buckets as `(lower bound, count)`.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| (bucket_low(b), c)).collect()
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| (bucket_low(b), c))
+            .collect()
     }
 }
 
@@ -277,7 +288,10 @@ mod tests {
     fn large_values_have_small_relative_error() {
         for v in [1024u64, 1500, 4097, 65_537, 1_000_000, 123_456_789] {
             let low = bucket_low(bucket(v));
-            assert!(low <= v && (v - low) as f64 / v as f64 <= 1.0 / 64.0, "{v} -> {low}");
+            assert!(
+                low <= v && (v - low) as f64 / v as f64 <= 1.0 / 64.0,
+                "{v} -> {low}"
+            );
         }
     }
 }

@@ -65,23 +65,46 @@ fn log2_exact(n: u32) -> Option<u32> {
 
 impl Pattern {
     /// Builds the pattern for `topo`. Errors name the pattern and the reason.
-    pub fn build(kind: PatternKind, hotspot: Option<&HotspotConfig>, topo: &Topology, seed: u64) -> Result<Pattern, String> {
+    pub fn build(
+        kind: PatternKind,
+        hotspot: Option<&HotspotConfig>,
+        topo: &Topology,
+        seed: u64,
+    ) -> Result<Pattern, String> {
         let n = topo.num_endpoints() as u32;
         let bits = || {
-            log2_exact(n).ok_or_else(|| format!("traffic.pattern = {kind:?} needs a power-of-two number of endpoints, not {n}"))
+            log2_exact(n).ok_or_else(|| {
+                format!(
+                    "traffic.pattern = {kind:?} needs a power-of-two number of endpoints, not {n}"
+                )
+            })
         };
         let fixed = |f: &dyn Fn(u32) -> u32| Pattern::Fixed((0..n).map(f).collect());
         Ok(match kind {
-            PatternKind::Uniform => Pattern::Uniform { n, include_self: true },
+            PatternKind::Uniform => Pattern::Uniform {
+                n,
+                include_self: true,
+            },
             PatternKind::UniformOthers => {
                 if n < 2 {
-                    return Err("traffic.pattern = uniform_others needs at least 2 endpoints".into());
+                    return Err(
+                        "traffic.pattern = uniform_others needs at least 2 endpoints".into(),
+                    );
                 }
-                Pattern::Uniform { n, include_self: false }
+                Pattern::Uniform {
+                    n,
+                    include_self: false,
+                }
             }
             PatternKind::BitReversal => {
                 let b = bits()?;
-                fixed(&|s| if b == 0 { 0 } else { s.reverse_bits() >> (32 - b) })
+                fixed(&|s| {
+                    if b == 0 {
+                        0
+                    } else {
+                        s.reverse_bits() >> (32 - b)
+                    }
+                })
             }
             PatternKind::BitComplement => {
                 let _ = bits()?;
@@ -98,10 +121,20 @@ impl Pattern {
             }
             PatternKind::Shuffle => {
                 let b = bits()?;
-                fixed(&|s| if b == 0 { 0 } else { ((s << 1) | (s >> (b - 1))) & (n - 1) })
+                fixed(&|s| {
+                    if b == 0 {
+                        0
+                    } else {
+                        ((s << 1) | (s >> (b - 1))) & (n - 1)
+                    }
+                })
             }
             PatternKind::Tornado => match topo.shape() {
-                Shape::Torus { sides, endpoints_per_switch, .. } => {
+                Shape::Torus {
+                    sides,
+                    endpoints_per_switch,
+                    ..
+                } => {
                     let eps = *endpoints_per_switch;
                     fixed(&|s| {
                         let (sw, off) = (s / eps, s % eps);
@@ -124,14 +157,21 @@ impl Pattern {
             PatternKind::Hotspot => {
                 let h = hotspot.ok_or("traffic.hotspot is required with pattern = \"hotspot\"")?;
                 if h.endpoints > n {
-                    return Err(format!("traffic.hotspot.endpoints = {} exceeds the {n} endpoints", h.endpoints));
+                    return Err(format!(
+                        "traffic.hotspot.endpoints = {} exceeds the {n} endpoints",
+                        h.endpoints
+                    ));
                 }
                 let mut rng = stream(seed, StreamKind::Pattern, 1);
                 let mut all: Vec<u32> = (0..n).collect();
                 all.shuffle(&mut rng);
                 let mut hot = all[..h.endpoints as usize].to_vec();
                 hot.sort_unstable();
-                Pattern::Hotspot { n, hot, fraction: h.fraction }
+                Pattern::Hotspot {
+                    n,
+                    hot,
+                    fraction: h.fraction,
+                }
             }
         })
     }
@@ -140,8 +180,14 @@ impl Pattern {
     #[inline]
     pub fn draw(&self, src: u32, rng: &mut ComponentRng) -> u32 {
         match self {
-            Pattern::Uniform { n, include_self: true } => rng.gen_range(0..*n),
-            Pattern::Uniform { n, include_self: false } => {
+            Pattern::Uniform {
+                n,
+                include_self: true,
+            } => rng.gen_range(0..*n),
+            Pattern::Uniform {
+                n,
+                include_self: false,
+            } => {
                 let d = rng.gen_range(0..*n - 1);
                 if d >= src {
                     d + 1
@@ -184,7 +230,14 @@ mod tests {
         // Tornado on a 4x4 torus: each coordinate moves ceil(4/2)-1 = 1 ahead.
         assert_eq!(fixed(PatternKind::Tornado, &t)[0], 5);
         assert_eq!(fixed(PatternKind::Tornado, &t)[15], 0);
-        for k in [PatternKind::BitReversal, PatternKind::BitComplement, PatternKind::Transpose, PatternKind::Shuffle, PatternKind::Tornado, PatternKind::RandomPermutation] {
+        for k in [
+            PatternKind::BitReversal,
+            PatternKind::BitComplement,
+            PatternKind::Transpose,
+            PatternKind::Shuffle,
+            PatternKind::Tornado,
+            PatternKind::RandomPermutation,
+        ] {
             let mut v = fixed(k, &t);
             v.sort_unstable();
             assert_eq!(v, (0..16).collect::<Vec<_>>(), "{k:?} is a permutation");
@@ -201,7 +254,10 @@ mod tests {
     #[test]
     fn hotspot_fraction_is_respected() {
         let t = generators::torus(&[4, 4], 4, 1, 1).unwrap();
-        let h = HotspotConfig { endpoints: 2, fraction: 0.3 };
+        let h = HotspotConfig {
+            endpoints: 2,
+            fraction: 0.3,
+        };
         let p = Pattern::build(PatternKind::Hotspot, Some(&h), &t, 5).unwrap();
         let hot = match &p {
             Pattern::Hotspot { hot, .. } => hot.clone(),
@@ -209,10 +265,16 @@ mod tests {
         };
         let mut rng = stream(9, StreamKind::Source, 0);
         let draws = 100_000;
-        let hits = (0..draws).filter(|_| hot.contains(&p.draw(0, &mut rng))).count() as f64;
+        let hits = (0..draws)
+            .filter(|_| hot.contains(&p.draw(0, &mut rng)))
+            .count() as f64;
         // P(hot) = 0.3 + 0.7 * 2/64
         let expect = 0.3 + 0.7 * 2.0 / 64.0;
-        assert!((hits / draws as f64 - expect).abs() < 0.01, "{}", hits / draws as f64);
+        assert!(
+            (hits / draws as f64 - expect).abs() < 0.01,
+            "{}",
+            hits / draws as f64
+        );
     }
 
     #[test]

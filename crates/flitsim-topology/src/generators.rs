@@ -5,10 +5,16 @@ use rand::{seq::SliceRandom, Rng};
 use rand_pcg::Pcg64;
 
 fn sw(s: u32, p: u32) -> PortRef {
-    PortRef { node: NodeId::Switch(s), port: p as PortNum }
+    PortRef {
+        node: NodeId::Switch(s),
+        port: p as PortNum,
+    }
 }
 fn ep(e: u32) -> PortRef {
-    PortRef { node: NodeId::Endpoint(e), port: 0 }
+    PortRef {
+        node: NodeId::Endpoint(e),
+        port: 0,
+    }
 }
 
 /// Coordinates of switch `i` in a torus/mesh with `sides` (dimension 0 fastest).
@@ -44,22 +50,35 @@ pub fn torus_or_mesh(
     wrap: bool,
 ) -> Result<Topology, TopologyError> {
     if sides.is_empty() || sides.iter().any(|&k| k < 2) {
-        return Err(TopologyError::Parameters("every side must be at least 2".into()));
+        return Err(TopologyError::Parameters(
+            "every side must be at least 2".into(),
+        ));
     }
     if trunk == 0 || latency == 0 {
-        return Err(TopologyError::Parameters("trunk and latency must be at least 1".into()));
+        return Err(TopologyError::Parameters(
+            "trunk and latency must be at least 1".into(),
+        ));
     }
     let dims = sides.len() as u32;
     let n: u32 = sides.iter().product();
     let ports = 2 * dims * trunk + endpoints_per_switch;
     if ports > PortNum::MAX as u32 {
-        return Err(TopologyError::Parameters(format!("{ports} ports per switch is too many")));
+        return Err(TopologyError::Parameters(format!(
+            "{ports} ports per switch is too many"
+        )));
     }
     let switches = (0..n)
         .map(|i| {
             let c = coords(sides, i);
-            let name = c.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("_");
-            Switch { name: format!("sw{name}"), ports: ports as PortNum }
+            let name = c
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("_");
+            Switch {
+                name: format!("sw{name}"),
+                ports: ports as PortNum,
+            }
         })
         .collect();
     let mut links = Vec::new();
@@ -76,7 +95,12 @@ pub fn torus_or_mesh(
             for t in 0..trunk {
                 let plus = (2 * d as u32) * trunk + t;
                 let minus = (2 * d as u32 + 1) * trunk + t;
-                links.push(Link { a: sw(i, plus), b: sw(j, minus), latency, width: 1 });
+                links.push(Link {
+                    a: sw(i, plus),
+                    b: sw(j, minus),
+                    latency,
+                    width: 1,
+                });
             }
         }
     }
@@ -84,15 +108,34 @@ pub fn torus_or_mesh(
     for i in 0..n {
         for e in 0..endpoints_per_switch {
             let id = i * endpoints_per_switch + e;
-            endpoints.push(Endpoint { name: format!("ep{id}") });
-            links.push(Link { a: ep(id), b: sw(i, 2 * dims * trunk + e), latency, width: 1 });
+            endpoints.push(Endpoint {
+                name: format!("ep{id}"),
+            });
+            links.push(Link {
+                a: ep(id),
+                b: sw(i, 2 * dims * trunk + e),
+                latency,
+                width: 1,
+            });
         }
     }
     let kind = if wrap { "torus" } else { "mesh" };
-    let name = format!("{kind}-{}", sides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x"));
+    let name = format!(
+        "{kind}-{}",
+        sides
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    );
     Topology::new(
         name,
-        Shape::Torus { sides: sides.to_vec(), wrap, endpoints_per_switch, trunk },
+        Shape::Torus {
+            sides: sides.to_vec(),
+            wrap,
+            endpoints_per_switch,
+            trunk,
+        },
         switches,
         endpoints,
         links,
@@ -115,15 +158,22 @@ pub fn torus(
 /// `0..k` in turn; up port `k + j` of the lower switch meets down port `digit_l(w)` of the upper.
 pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyError> {
     if k < 2 || n < 1 {
-        return Err(TopologyError::Parameters("k-ary n-tree needs k >= 2 and n >= 1".into()));
+        return Err(TopologyError::Parameters(
+            "k-ary n-tree needs k >= 2 and n >= 1".into(),
+        ));
     }
-    let per_level = k.checked_pow(n - 1).ok_or_else(|| TopologyError::Parameters("too large".into()))?;
+    let per_level = k
+        .checked_pow(n - 1)
+        .ok_or_else(|| TopologyError::Parameters("too large".into()))?;
     let endpoints_n = per_level * k;
     let ports = 2 * k;
     let mut switches = Vec::new();
     for l in 0..n {
         for w in 0..per_level {
-            switches.push(Switch { name: format!("sw_l{l}_{w}"), ports: ports as PortNum });
+            switches.push(Switch {
+                name: format!("sw_l{l}_{w}"),
+                ports: ports as PortNum,
+            });
         }
     }
     let mut links = Vec::new();
@@ -135,16 +185,34 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
                 let w2 = w - digit * pow_l + j * pow_l;
                 let lower = l * per_level + w;
                 let upper = (l + 1) * per_level + w2;
-                links.push(Link { a: sw(lower, k + j), b: sw(upper, digit), latency, width: 1 });
+                links.push(Link {
+                    a: sw(lower, k + j),
+                    b: sw(upper, digit),
+                    latency,
+                    width: 1,
+                });
             }
         }
     }
     let mut endpoints = Vec::new();
     for e in 0..endpoints_n {
-        endpoints.push(Endpoint { name: format!("ep{e}") });
-        links.push(Link { a: ep(e), b: sw(e / k, e % k), latency, width: 1 });
+        endpoints.push(Endpoint {
+            name: format!("ep{e}"),
+        });
+        links.push(Link {
+            a: ep(e),
+            b: sw(e / k, e % k),
+            latency,
+            width: 1,
+        });
     }
-    Topology::new(format!("{k}-ary-{n}-tree"), Shape::KaryNTree { k, n }, switches, endpoints, links)
+    Topology::new(
+        format!("{k}-ary-{n}-tree"),
+        Shape::KaryNTree { k, n },
+        switches,
+        endpoints,
+        links,
+    )
 }
 
 /// Parameters of a random irregular network.
@@ -170,9 +238,10 @@ pub struct RandomParams {
 /// random extra links between switches with free ports. Deterministic for a seed.
 pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     let n = p.switches;
-    let free_per = p.ports.checked_sub(p.endpoints_per_switch).ok_or_else(|| {
-        TopologyError::Parameters("more endpoints per switch than ports".into())
-    })?;
+    let free_per = p
+        .ports
+        .checked_sub(p.endpoints_per_switch)
+        .ok_or_else(|| TopologyError::Parameters("more endpoints per switch than ports".into()))?;
     if n == 0 {
         return Err(TopologyError::Parameters("need at least one switch".into()));
     }
@@ -195,13 +264,20 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     if n > 1 && free_per < 1 || (n > 2 && free_per < 2 && p.links > 0 && n > 2) {
         // A spanning tree over more than two switches needs a switch with two free ports.
         if n > 2 {
-            return Err(TopologyError::Parameters("switches need at least 2 free ports".into()));
+            return Err(TopologyError::Parameters(
+                "switches need at least 2 free ports".into(),
+            ));
         }
     }
     if !p.multi_links && p.links as u64 > n as u64 * (n as u64 - 1) / 2 {
-        return Err(TopologyError::Parameters("more links than switch pairs".into()));
+        return Err(TopologyError::Parameters(
+            "more links than switch pairs".into(),
+        ));
     }
-    let mut rng = Pcg64::new(0xcafe_f00d_d15e_a5e5 ^ p.seed as u128, 0xa02b_dbf7_bb3c_0a7a_c28f_a16a_64ab_f96);
+    let mut rng = Pcg64::new(
+        0xcafe_f00d_d15e_a5e5 ^ p.seed as u128,
+        0xa02b_dbf7_bb3c_0a7a_c28f_a16a_64ab_f96,
+    );
     // Spanning tree: attach each switch (in random order) to a random earlier one with a free port.
     let mut free = vec![free_per; n as usize];
     let mut next_port = vec![p.endpoints_per_switch; n as usize];
@@ -211,9 +287,15 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     order.shuffle(&mut rng);
     for i in 1..order.len() {
         let s = order[i];
-        let candidates: Vec<u32> = order[..i].iter().copied().filter(|&t| free[t as usize] > 0).collect();
+        let candidates: Vec<u32> = order[..i]
+            .iter()
+            .copied()
+            .filter(|&t| free[t as usize] > 0)
+            .collect();
         if candidates.is_empty() {
-            return Err(TopologyError::Parameters("not enough free ports to connect all switches".into()));
+            return Err(TopologyError::Parameters(
+                "not enough free ports to connect all switches".into(),
+            ));
         }
         let t = candidates[rng.gen_range(0..candidates.len())];
         free[s as usize] -= 1;
@@ -245,14 +327,26 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
         adj.insert((s.min(t), s.max(t)));
         pairs.push((s, t));
     }
-    let switches = (0..n).map(|i| Switch { name: format!("sw{i}"), ports: p.ports as PortNum }).collect();
+    let switches = (0..n)
+        .map(|i| Switch {
+            name: format!("sw{i}"),
+            ports: p.ports as PortNum,
+        })
+        .collect();
     let mut links = Vec::new();
     let mut endpoints = Vec::new();
     for s in 0..n {
         for e in 0..p.endpoints_per_switch {
             let id = s * p.endpoints_per_switch + e;
-            endpoints.push(Endpoint { name: format!("ep{id}") });
-            links.push(Link { a: ep(id), b: sw(s, e), latency: p.latency, width: 1 });
+            endpoints.push(Endpoint {
+                name: format!("ep{id}"),
+            });
+            links.push(Link {
+                a: ep(id),
+                b: sw(s, e),
+                latency: p.latency,
+                width: 1,
+            });
         }
     }
     for (s, t) in pairs {
@@ -260,7 +354,12 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
         next_port[s as usize] += 1;
         let pt = next_port[t as usize];
         next_port[t as usize] += 1;
-        links.push(Link { a: sw(s, ps), b: sw(t, pt), latency: p.latency, width: 1 });
+        links.push(Link {
+            a: sw(s, ps),
+            b: sw(t, pt),
+            latency: p.latency,
+            width: 1,
+        });
     }
     Topology::new(
         format!("random-{}sw-{}l-s{}", n, p.links, p.seed),
@@ -303,7 +402,9 @@ mod tests {
         assert!(t.is_connected());
         // Every non-root switch uses all 2k ports; roots only k.
         for s in 0..48u32 {
-            let used = (0..8).filter(|&p| t.switch_peer(SwitchId(s), p).is_some()).count();
+            let used = (0..8)
+                .filter(|&p| t.switch_peer(SwitchId(s), p).is_some())
+                .count();
             assert_eq!(used, if s >= 32 { 4 } else { 8 }, "switch {s}");
         }
     }

@@ -56,9 +56,11 @@ impl Topology {
                 ),
             });
         }
-        Topology::new(f.name, f.shape, f.switches, f.endpoints, f.links).map_err(|e| TopologyError::Parse {
-            path: origin.into(),
-            message: e.to_string(),
+        Topology::new(f.name, f.shape, f.switches, f.endpoints, f.links).map_err(|e| {
+            TopologyError::Parse {
+                path: origin.into(),
+                message: e.to_string(),
+            }
         })
     }
 
@@ -70,7 +72,10 @@ impl Topology {
     /// Reads a JSON topology file.
     pub fn read_json(path: &Path) -> Result<Topology, TopologyError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io { path: name.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+            path: name.clone(),
+            source,
+        })?;
         Self::from_json_named(&text, &name)
     }
 
@@ -79,7 +84,10 @@ impl Topology {
     pub fn write_json(&self, path: &Path) -> Result<(), TopologyError> {
         let name = path.display().to_string();
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, self.to_json()).map_err(|source| TopologyError::Io { path: name.clone(), source })?;
+        std::fs::write(&tmp, self.to_json()).map_err(|source| TopologyError::Io {
+            path: name.clone(),
+            source,
+        })?;
         std::fs::rename(&tmp, path).map_err(|source| TopologyError::Io { path: name, source })
     }
 }
@@ -100,7 +108,9 @@ mod tests {
 
     #[test]
     fn malformed_json_names_line_and_column() {
-        let err = Topology::from_json_named("{\n \"format\": \"flitsim-topology\",\n oops }", "x.json").unwrap_err();
+        let err =
+            Topology::from_json_named("{\n \"format\": \"flitsim-topology\",\n oops }", "x.json")
+                .unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("x.json: line 3"), "{msg}");
     }
@@ -111,7 +121,12 @@ mod tests {
         let mut text = t.to_json();
         // Point the first link at a port that does not exist.
         text = text.replacen("\"port\": 0", "\"port\": 99", 1);
-        let msg = Topology::from_json_named(&text, "t.json").unwrap_err().to_string();
-        assert!(msg.contains("t.json") && msg.contains("no port 99"), "{msg}");
+        let msg = Topology::from_json_named(&text, "t.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("t.json") && msg.contains("no port 99"),
+            "{msg}"
+        );
     }
 }

@@ -197,10 +197,15 @@ impl Topology {
                 )));
             }
             if l.a.node == l.b.node {
-                return Err(TopologyError::Invalid(format!("link {li} connects a node to itself")));
+                return Err(TopologyError::Invalid(format!(
+                    "link {li} connects a node to itself"
+                )));
             }
             for (here, there) in [(l.a, l.b), (l.b, l.a)] {
-                let peer = Peer { link: li as u32, remote: there };
+                let peer = Peer {
+                    link: li as u32,
+                    remote: there,
+                };
                 match here.node {
                     NodeId::Switch(s) => {
                         let sw = switches.get(s as usize).ok_or_else(|| {
@@ -212,7 +217,8 @@ impl Topology {
                                 sw.name, here.port, sw.ports
                             )));
                         }
-                        let slot = &mut switch_peers[(switch_port_base[s as usize] + here.port as u32) as usize];
+                        let slot = &mut switch_peers
+                            [(switch_port_base[s as usize] + here.port as u32) as usize];
                         if slot.is_some() {
                             return Err(TopologyError::Invalid(format!(
                                 "link {li}: port {} of switch {} is already connected",
@@ -252,7 +258,10 @@ impl Topology {
             .enumerate()
             .map(|(i, p)| {
                 p.ok_or_else(|| {
-                    TopologyError::Invalid(format!("endpoint {} is not connected", endpoints[i].name))
+                    TopologyError::Invalid(format!(
+                        "endpoint {} is not connected",
+                        endpoints[i].name
+                    ))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -326,16 +335,36 @@ impl Topology {
     }
     /// Connected ports of switch `s` whose far end is another switch:
     /// `(port, neighbour switch, neighbour port)`.
-    pub fn switch_neighbours(&self, s: SwitchId) -> impl Iterator<Item = (PortNum, SwitchId, PortNum)> + '_ {
+    pub fn switch_neighbours(
+        &self,
+        s: SwitchId,
+    ) -> impl Iterator<Item = (PortNum, SwitchId, PortNum)> + '_ {
         (0..self.num_ports(s)).filter_map(move |p| match self.switch_peer(s, p) {
-            Some(Peer { remote: PortRef { node: NodeId::Switch(t), port }, .. }) => Some((p, SwitchId(t), port)),
+            Some(Peer {
+                remote:
+                    PortRef {
+                        node: NodeId::Switch(t),
+                        port,
+                    },
+                ..
+            }) => Some((p, SwitchId(t), port)),
             _ => None,
         })
     }
     /// Endpoints attached to switch `s`, as `(port, endpoint)`.
-    pub fn switch_endpoints(&self, s: SwitchId) -> impl Iterator<Item = (PortNum, EndpointId)> + '_ {
+    pub fn switch_endpoints(
+        &self,
+        s: SwitchId,
+    ) -> impl Iterator<Item = (PortNum, EndpointId)> + '_ {
         (0..self.num_ports(s)).filter_map(move |p| match self.switch_peer(s, p) {
-            Some(Peer { remote: PortRef { node: NodeId::Endpoint(e), .. }, .. }) => Some((p, EndpointId(e))),
+            Some(Peer {
+                remote:
+                    PortRef {
+                        node: NodeId::Endpoint(e),
+                        ..
+                    },
+                ..
+            }) => Some((p, EndpointId(e))),
             _ => None,
         })
     }

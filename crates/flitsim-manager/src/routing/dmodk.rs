@@ -9,8 +9,8 @@ use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
 ///
 /// **Addressing.** Write a destination endpoint `e` in base `k`: digit `l` is
 /// `(e / k^l) mod k`. Switch `⟨w, l⟩` (level `l`, index `w` with `n-1` base-`k` digits) has
-/// below it exactly the leaves that agree with `w` in digits `l..n-1`, i.e. the endpoints `e`
-/// with `e / k^(l+1) == w / k^l`.
+/// below it exactly the leaves that agree with `w` in digit `l` and above, i.e. the endpoints
+/// `e` with `e / k^(l+1) == w / k^l`.
 ///
 /// **Paths.** At `⟨w, l⟩` a packet for `e`
 /// - goes *down* through port `digit_l(e)` when `e` is below: at a leaf that is the endpoint's
@@ -25,11 +25,11 @@ use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
 /// split by `e mod k` over the `k` up ports). A packet climbs only to the nearest common
 /// ancestor level `m` of the two leaves, so a path traverses `2m + 1` switches: minimal.
 ///
-/// **Deadlock freedom.** Every path is some up hops followed by down hops. A dependency from a
-/// down channel to an up channel never occurs, up channels lead to strictly higher levels and
-/// down channels to strictly lower ones, so the channel dependency graph is acyclic on any VL
-/// assignment (the CDG criterion of Dally & Seitz 1987; Duato, Yalamanchili & Ni,
-/// *Interconnection Networks: An Engineering Approach*). One VL per class is enough; spare VLs
+/// **Deadlock freedom.** Every path is some up hops followed by down hops, so no dependency
+/// leads from a down channel to an up channel. A chain of up channels climbs strictly and a
+/// chain of down channels descends strictly, so a cycle would need a down → up dependency: the
+/// channel dependency graph is acyclic on any VL assignment (the CDG criterion of Dally &
+/// Seitz 1987; Duato, Yalamanchili & Ni, *Interconnection Networks: An Engineering Approach*). One VL per class is enough; spare VLs
 /// of a class's block are used as *lanes* to spread load: `lanes = per_class`,
 /// `routing_sls = lanes`, the path SL of `src → dst` is `(src + dst) mod lanes` and every hop
 /// (and the NIC's injection link) uses VL `base + lane`.
@@ -51,7 +51,8 @@ impl RoutingEngine for DmodkEngine {
         };
         let per_level = (k >= 2 && n >= 1).then(|| k.checked_pow(n - 1)).flatten();
         let fits = per_level.is_some_and(|p| {
-            p as u64 * n as u64 == topo.num_switches() as u64 && p as u64 * k as u64 == topo.num_endpoints() as u64
+            p as u64 * n as u64 == topo.num_switches() as u64
+                && p as u64 * k as u64 == topo.num_endpoints() as u64
         });
         let Some(per_level) = per_level.filter(|_| fits) else {
             return Err(RoutingError::Unroutable(format!(
@@ -82,12 +83,19 @@ impl RoutingEngine for DmodkEngine {
                         // Descending replaces digit l-1 of the switch index.
                         let pow_below = pow_l / k;
                         let digit_below = (w / pow_below) % k;
-                        NodeId::Switch((l - 1) * per_level + w - digit_below * pow_below + digit * pow_below)
+                        NodeId::Switch(
+                            (l - 1) * per_level + w - digit_below * pow_below + digit * pow_below,
+                        )
                     };
                     (digit, child)
                 } else {
                     // Climbing replaces digit l of the switch index.
-                    (k + digit, NodeId::Switch((l + 1) * per_level + w - digit_of_w * pow_l + digit * pow_l))
+                    (
+                        k + digit,
+                        NodeId::Switch(
+                            (l + 1) * per_level + w - digit_of_w * pow_l + digit * pow_l,
+                        ),
+                    )
                 };
                 let port = port as PortNum;
                 check_port_leads_to(topo, "dmodk", SwitchId(s as u32), port, expected)?;
@@ -154,7 +162,11 @@ mod tests {
             let paths = all_paths(&topo, &fabric, 0);
             assert_eq!(paths.len(), (k.pow(n) * (k.pow(n) - 1)) as usize);
             for (src, dst, path) in paths {
-                assert_eq!(switch_hops(&path), 2 * nca_level(k, src, dst), "{k}-ary {n}-tree {src} -> {dst}");
+                assert_eq!(
+                    switch_hops(&path),
+                    2 * nca_level(k, src, dst),
+                    "{k}-ary {n}-tree {src} -> {dst}"
+                );
             }
             let report = cdg::verify(&topo, &fabric).unwrap();
             assert!(report.deadlock_free, "{k}-ary {n}-tree: {:?}", report.cycle);
@@ -170,8 +182,14 @@ mod tests {
         for dst in 0..k.pow(n) {
             let mut root_used = None;
             for src in (0..k.pow(n)).filter(|&s| nca_level(k, s, dst) == n - 1) {
-                let path = fabric.trace(&topo, EndpointId(src), EndpointId(dst), 0).unwrap();
-                let top = path.iter().map(|h| h.switch.0).find(|s| roots.contains(s)).unwrap();
+                let path = fabric
+                    .trace(&topo, EndpointId(src), EndpointId(dst), 0)
+                    .unwrap();
+                let top = path
+                    .iter()
+                    .map(|h| h.switch.0)
+                    .find(|s| roots.contains(s))
+                    .unwrap();
                 assert_eq!(*root_used.get_or_insert(top), top, "destination {dst}");
             }
         }
@@ -188,10 +206,16 @@ mod tests {
                 per_port[p as usize] += 1;
             }
             // k local destinations, one per down port; k(k-1) remote ones spread evenly.
-            assert!(per_port[..k as usize].iter().all(|&c| c == 1), "leaf {leaf}: {per_port:?}");
-            assert!(per_port[k as usize..].iter().all(|&c| c == k - 1), "leaf {leaf}: {per_port:?}");
+            assert!(
+                per_port[..k as usize].iter().all(|&c| c == 1),
+                "leaf {leaf}: {per_port:?}"
+            );
+            assert!(
+                per_port[k as usize..].iter().all(|&c| c == k - 1),
+                "leaf {leaf}: {per_port:?}"
+            );
         }
-        // The same holds one level up in a 4-ary 3-tree: every up port gets the same share.
+        // On both non-root levels of a 4-ary 3-tree every up port gets the same share too.
         let topo = generators::kary_ntree(4, 3, 1).unwrap();
         let fabric = DmodkEngine.route(&topo, &req(1, 1)).unwrap();
         for s in 0..32usize {
@@ -199,7 +223,10 @@ mod tests {
             for &p in fabric.lft[s].iter().filter(|&&p| p >= 4) {
                 up[p as usize - 4] += 1;
             }
-            assert!(up.iter().all(|&c| c == up[0] && c > 0), "switch {s}: {up:?}");
+            assert!(
+                up.iter().all(|&c| c == up[0] && c > 0),
+                "switch {s}: {up:?}"
+            );
         }
     }
 
@@ -212,7 +239,10 @@ mod tests {
         for class in 0..2u8 {
             for (src, dst, path) in all_paths(&topo, &fabric, class) {
                 let vl = class * 3 + ((src + dst) % 3) as u8;
-                assert!(path.iter().all(|h| h.vl == vl), "{src} -> {dst} class {class}");
+                assert!(
+                    path.iter().all(|h| h.vl == vl),
+                    "{src} -> {dst} class {class}"
+                );
             }
         }
         assert!(cdg::verify(&topo, &fabric).unwrap().deadlock_free);
@@ -224,6 +254,9 @@ mod tests {
         let err = DmodkEngine.route(&topo, &req(1, 1)).unwrap_err();
         assert!(matches!(err, RoutingError::Unroutable(_)));
         let msg = err.to_string();
-        assert!(msg.contains("k-ary n-trees only") && msg.contains("4x4 torus"), "{msg}");
+        assert!(
+            msg.contains("k-ary n-trees only") && msg.contains("4x4 torus"),
+            "{msg}"
+        );
     }
 }

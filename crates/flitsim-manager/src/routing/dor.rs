@@ -62,7 +62,10 @@ impl RoutingEngine for DorEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
-        let Shape::Torus { sides, wrap, trunk, .. } = topo.shape() else {
+        let Shape::Torus {
+            sides, wrap, trunk, ..
+        } = topo.shape()
+        else {
             return Err(RoutingError::Unroutable(format!(
                 "dor routes tori and meshes only (Shape::Torus), but topology '{}' is {}",
                 topo.name(),
@@ -72,7 +75,11 @@ impl RoutingEngine for DorEngine {
         let (wrap, trunk) = (*wrap, *trunk);
         let dims = sides.len();
         let switches: u64 = sides.iter().map(|&k| k as u64).product();
-        if dims == 0 || trunk == 0 || sides.iter().any(|&k| k < 2) || switches != topo.num_switches() as u64 {
+        if dims == 0
+            || trunk == 0
+            || sides.iter().any(|&k| k < 2)
+            || switches != topo.num_switches() as u64
+        {
             return Err(RoutingError::Unroutable(format!(
                 "dor: the torus shape of '{}' (sides {sides:?}, trunk {trunk}) does not describe its {} switches",
                 topo.name(),
@@ -92,9 +99,12 @@ impl RoutingEngine for DorEngine {
 
         let n_sw = topo.num_switches();
         let n_ep = topo.num_endpoints();
-        let coords: Vec<Vec<u32>> = (0..n_sw as u32).map(|s| generators::coords(sides, s)).collect();
-        let home: Vec<(SwitchId, PortNum)> =
-            (0..n_ep as u32).map(|e| topo.endpoint_switch(EndpointId(e))).collect();
+        let coords: Vec<Vec<u32>> = (0..n_sw as u32)
+            .map(|s| generators::coords(sides, s))
+            .collect();
+        let home: Vec<(SwitchId, PortNum)> = (0..n_ep as u32)
+            .map(|e| topo.endpoint_switch(EndpointId(e)))
+            .collect();
         // Only rings of side ≥ 3 have a wrap link distinct from the ordinary one.
         let wraps = |d: usize| wrap && sides[d] >= 3;
 
@@ -108,13 +118,19 @@ impl RoutingEngine for DorEngine {
                     continue;
                 }
                 let ct = &coords[t.0 as usize];
-                let d = (0..dims).find(|&d| cs[d] != ct[d]).expect("distinct switches differ in a coordinate");
+                let d = (0..dims)
+                    .find(|&d| cs[d] != ct[d])
+                    .expect("distinct switches differ in a coordinate");
                 let k = sides[d];
                 let (plus, _) = direction(k, wraps(d), cs[d], ct[d]);
                 let group = 2 * d as u32 + u32::from(!plus);
                 let port = (group * trunk + e as u32 % trunk) as PortNum;
                 let mut next = cs.clone();
-                next[d] = if plus { (cs[d] + 1) % k } else { (cs[d] + k - 1) % k };
+                next[d] = if plus {
+                    (cs[d] + 1) % k
+                } else {
+                    (cs[d] + k - 1) % k
+                };
                 let expected = NodeId::Switch(generators::index(sides, &next));
                 check_port_leads_to(topo, "dor", SwitchId(s as u32), port, expected)?;
                 *entry = port;
@@ -144,7 +160,7 @@ impl RoutingEngine for DorEngine {
 
         let wire_sls = req.classes as usize * routing_sls as usize;
         let dim_ports = 2 * dims as u32 * trunk;
-        // VL of the first data VL of a wire SL's lane, and the crossing bits it carries.
+        // First VL of a wire SL's lane, and the crossing bits the SL carries.
         let lane_vl = |sl: u8| {
             let (class, psl) = (sl / routing_sls, (sl % routing_sls) as u32);
             let vl = blocks.base(class) as u32 + needed as u32 * (psl / sls_per_lane);
@@ -152,7 +168,11 @@ impl RoutingEngine for DorEngine {
         };
         let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, out, sl| {
             let (vl, bits) = lane_vl(sl);
-            let crossing = if wrap && (out as u32) < dim_ports { (bits >> (out as u32 / (2 * trunk))) & 1 } else { 0 };
+            let crossing = if wrap && (out as u32) < dim_ports {
+                (bits >> (out as u32 / (2 * trunk))) & 1
+            } else {
+                0
+            };
             (vl + crossing) as u8
         });
         let nic_sl2vl = (0..wire_sls).map(|sl| lane_vl(sl as u8).0 as u8).collect();
@@ -174,7 +194,6 @@ mod tests {
     use super::*;
     use crate::cdg;
     use crate::routing::testutil::{all_paths, switch_hops, torus_distance};
-    use flitsim_topology::{generators, Topology};
 
     fn req(vls: u8, classes: u8) -> RoutingRequest {
         RoutingRequest { vls, classes }
@@ -182,12 +201,18 @@ mod tests {
 
     /// Every pair is routed along a minimal path and the CDG is acyclic.
     fn assert_minimal_and_deadlock_free(topo: &Topology, fabric: &FabricConfig) {
-        let Shape::Torus { sides, wrap, .. } = topo.shape() else { unreachable!() };
+        let Shape::Torus { sides, wrap, .. } = topo.shape() else {
+            unreachable!()
+        };
         for class in 0..fabric.classes {
             for (src, dst, path) in all_paths(topo, fabric, class) {
                 let a = topo.endpoint_switch(EndpointId(src)).0 .0;
                 let b = topo.endpoint_switch(EndpointId(dst)).0 .0;
-                assert_eq!(switch_hops(&path), torus_distance(sides, *wrap, a, b), "{src} -> {dst}");
+                assert_eq!(
+                    switch_hops(&path),
+                    torus_distance(sides, *wrap, a, b),
+                    "{src} -> {dst}"
+                );
             }
         }
         let report = cdg::verify(topo, fabric).unwrap();
@@ -206,7 +231,10 @@ mod tests {
             assert_minimal_and_deadlock_free(&topo, &fabric);
             // Both VLs are really used: the dateline is doing its job.
             let report = cdg::verify(&topo, &fabric).unwrap();
-            assert!(report.per_vl.iter().all(|v| v.channels > 0 && v.dependencies > 0));
+            assert!(report
+                .per_vl
+                .iter()
+                .all(|v| v.channels > 0 && v.dependencies > 0));
         }
     }
 
@@ -233,7 +261,10 @@ mod tests {
         let topo = generators::torus(&[4, 4], 1, 1, 1).unwrap();
         let err = DorEngine.route(&topo, &req(1, 1)).unwrap_err();
         assert!(matches!(err, RoutingError::NotEnoughVls(_)), "{err}");
-        assert!(err.to_string().contains("dor needs at least 2 VLs"), "{err}");
+        assert!(
+            err.to_string().contains("dor needs at least 2 VLs"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -251,12 +282,19 @@ mod tests {
         let fabric = DorEngine.route(&topo, &req(2, 1)).unwrap();
         // (0,0) → (2,2): both distances are k/2, so "+" twice in dim 0, then "+" twice in dim 1.
         let dst = generators::index(&[4, 4], &[2, 2]);
-        let path = fabric.trace(&topo, EndpointId(0), EndpointId(dst), 0).unwrap();
+        let path = fabric
+            .trace(&topo, EndpointId(0), EndpointId(dst), 0)
+            .unwrap();
         let ports: Vec<PortNum> = path.iter().map(|h| h.out_port).collect();
         assert_eq!(ports, [0, 0, 2, 2, 4]);
         // (1,0) → (0,3): "−" in dim 0 without crossing, then "−" in dim 1 across the wrap link.
-        let (src, dst) = (generators::index(&[4, 4], &[1, 0]), generators::index(&[4, 4], &[0, 3]));
-        let path = fabric.trace(&topo, EndpointId(src), EndpointId(dst), 0).unwrap();
+        let (src, dst) = (
+            generators::index(&[4, 4], &[1, 0]),
+            generators::index(&[4, 4], &[0, 3]),
+        );
+        let path = fabric
+            .trace(&topo, EndpointId(src), EndpointId(dst), 0)
+            .unwrap();
         let hops: Vec<(PortNum, u8)> = path.iter().map(|h| (h.out_port, h.vl)).collect();
         assert_eq!(hops, [(1, 0), (3, 1), (4, 0)]);
     }
@@ -268,7 +306,9 @@ mod tests {
         let fabric = DorEngine.route(&topo, &req(2, 1)).unwrap();
         let vls_of = |a: [u32; 2], b: [u32; 2]| -> Vec<u8> {
             let (s, d) = (generators::index(&sides, &a), generators::index(&sides, &b));
-            let path = fabric.trace(&topo, EndpointId(s), EndpointId(d), 0).unwrap();
+            let path = fabric
+                .trace(&topo, EndpointId(s), EndpointId(d), 0)
+                .unwrap();
             path[..path.len() - 1].iter().map(|h| h.vl).collect()
         };
         // Dim 0 crosses 7 → 0, dim 1 does not.
@@ -303,11 +343,20 @@ mod tests {
             let mut seen = [false; 8];
             for (_, _, path) in all_paths(&topo, &fabric, class) {
                 for h in &path {
-                    assert!((class * 4..class * 4 + 4).contains(&h.vl), "class {class} on VL {}", h.vl);
+                    assert!(
+                        (class * 4..class * 4 + 4).contains(&h.vl),
+                        "class {class} on VL {}",
+                        h.vl
+                    );
                     seen[h.vl as usize] = true;
                 }
             }
-            assert!(seen[class as usize * 4..class as usize * 4 + 4].iter().all(|&x| x), "{seen:?}");
+            assert!(
+                seen[class as usize * 4..class as usize * 4 + 4]
+                    .iter()
+                    .all(|&x| x),
+                "{seen:?}"
+            );
         }
         assert!(fabric.nic_sl2vl.iter().all(|&v| v < 8));
         assert_minimal_and_deadlock_free(&topo, &fabric);
@@ -324,7 +373,10 @@ mod tests {
         let err = DorEngine.route(&topo, &req(2, 1)).unwrap_err();
         assert!(matches!(err, RoutingError::Unroutable(_)), "{err}");
         let msg = err.to_string();
-        assert!(msg.contains("tori and meshes") && msg.contains("4-ary 2-tree"), "{msg}");
+        assert!(
+            msg.contains("tori and meshes") && msg.contains("4-ary 2-tree"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -339,10 +391,24 @@ mod tests {
             seed: 3,
         };
         let r = generators::random(&p).unwrap();
-        let shape = Shape::Torus { sides: vec![2, 2], wrap: true, endpoints_per_switch: 1, trunk: 1 };
-        let topo =
-            Topology::new("liar", shape, r.switches().to_vec(), r.endpoints().to_vec(), r.links().to_vec()).unwrap();
+        let shape = Shape::Torus {
+            sides: vec![2, 2],
+            wrap: true,
+            endpoints_per_switch: 1,
+            trunk: 1,
+        };
+        let topo = Topology::new(
+            "liar",
+            shape,
+            r.switches().to_vec(),
+            r.endpoints().to_vec(),
+            r.links().to_vec(),
+        )
+        .unwrap();
         let err = DorEngine.route(&topo, &req(2, 1)).unwrap_err();
-        assert!(err.to_string().contains("shape metadata does not match"), "{err}");
+        assert!(
+            err.to_string().contains("shape metadata does not match"),
+            "{err}"
+        );
     }
 }

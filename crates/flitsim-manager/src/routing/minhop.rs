@@ -30,15 +30,22 @@ impl RoutingEngine for MinHopEngine {
         "minhop"
     }
 
+    // The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
+    #[allow(clippy::needless_range_loop)]
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
         let blocks = VlBlocks::new(req, 1, "minhop")?;
         let n_sw = topo.num_switches();
         let n_ep = topo.num_endpoints();
         let neighbours: Vec<Vec<(PortNum, u32)>> = (0..n_sw as u32)
-            .map(|s| topo.switch_neighbours(SwitchId(s)).map(|(p, t, _)| (p, t.0)).collect())
+            .map(|s| {
+                topo.switch_neighbours(SwitchId(s))
+                    .map(|(p, t, _)| (p, t.0))
+                    .collect()
+            })
             .collect();
-        let has_endpoints: Vec<bool> =
-            (0..n_sw as u32).map(|s| topo.switch_endpoints(SwitchId(s)).next().is_some()).collect();
+        let has_endpoints: Vec<bool> = (0..n_sw as u32)
+            .map(|s| topo.switch_endpoints(SwitchId(s)).next().is_some())
+            .collect();
         // Destinations assigned so far to each switch port, indexed by `topo.port_index`.
         let mut load = vec![0u32; topo.total_switch_ports()];
         let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
@@ -120,7 +127,10 @@ mod tests {
             let topo = generators::torus(&sides, 1, 1, 1).unwrap();
             let fabric = MinHopEngine.route(&topo, &req(1, 1)).unwrap();
             for (src, dst, path) in all_paths(&topo, &fabric, 0) {
-                let (a, b) = (topo.endpoint_switch(EndpointId(src)).0 .0, topo.endpoint_switch(EndpointId(dst)).0 .0);
+                let (a, b) = (
+                    topo.endpoint_switch(EndpointId(src)).0 .0,
+                    topo.endpoint_switch(EndpointId(dst)).0 .0,
+                );
                 assert_eq!(switch_hops(&path), torus_distance(&sides, true, a, b));
             }
             let graph = cdg::build_cdg(&topo, &fabric).unwrap();
@@ -130,13 +140,26 @@ mod tests {
             let cycle = report.cycle.expect("a cycle is reported");
             assert!(cycle.len() >= 2, "{cycle:?}");
             let unique: std::collections::BTreeSet<Channel> = cycle.iter().copied().collect();
-            assert_eq!(unique.len(), cycle.len(), "the cycle repeats a channel: {cycle:?}");
+            assert_eq!(
+                unique.len(),
+                cycle.len(),
+                "the cycle repeats a channel: {cycle:?}"
+            );
             for (i, c) in cycle.iter().enumerate() {
                 let next = cycle[(i + 1) % cycle.len()];
                 // The channel is a switch-to-switch link, and the next one starts where it ends.
-                let peer = topo.switch_peer(c.switch, c.port).expect("channel is a connected port");
-                assert_eq!(peer.remote.node, NodeId::Switch(next.switch.0), "{c:?} -> {next:?}");
-                assert!(graph.has_dependency(*c, next), "{c:?} -> {next:?} is not a CDG edge");
+                let peer = topo
+                    .switch_peer(c.switch, c.port)
+                    .expect("channel is a connected port");
+                assert_eq!(
+                    peer.remote.node,
+                    NodeId::Switch(next.switch.0),
+                    "{c:?} -> {next:?}"
+                );
+                assert!(
+                    graph.has_dependency(*c, next),
+                    "{c:?} -> {next:?} is not a CDG edge"
+                );
             }
         }
     }
@@ -148,9 +171,15 @@ mod tests {
         fabric.check_shape(&topo).unwrap();
         for class in 0..2 {
             for (src, dst, path) in all_paths(&topo, &fabric, class) {
-                let (a, b) = (topo.endpoint_switch(EndpointId(src)).0 .0, topo.endpoint_switch(EndpointId(dst)).0 .0);
+                let (a, b) = (
+                    topo.endpoint_switch(EndpointId(src)).0 .0,
+                    topo.endpoint_switch(EndpointId(dst)).0 .0,
+                );
                 assert_eq!(switch_hops(&path), torus_distance(&[4, 4], true, a, b));
-                assert!(path.iter().all(|h| h.vl == class), "class {class} stays on VL {class}");
+                assert!(
+                    path.iter().all(|h| h.vl == class),
+                    "class {class} stays on VL {class}"
+                );
             }
         }
         // Both trunk ports of every direction carry destinations.
@@ -191,7 +220,10 @@ mod tests {
         let fabric = MinHopEngine.route(&topo, &req(1, 1)).unwrap();
         let n = topo.num_switches();
         for (src, dst, path) in all_paths(&topo, &fabric, 0) {
-            let (a, b) = (topo.endpoint_switch(EndpointId(src)).0, topo.endpoint_switch(EndpointId(dst)).0);
+            let (a, b) = (
+                topo.endpoint_switch(EndpointId(src)).0,
+                topo.endpoint_switch(EndpointId(dst)).0,
+            );
             // Independent distance, by Bellman–Ford relaxation rather than BFS.
             let mut d = vec![u32::MAX; n];
             d[a.0 as usize] = 0;
@@ -210,14 +242,36 @@ mod tests {
 
     #[test]
     fn disconnected_topologies_are_unroutable() {
-        let sw = |i: u32, p: u16| PortRef { node: NodeId::Switch(i), port: p };
-        let ep = |i: u32| PortRef { node: NodeId::Endpoint(i), port: 0 };
+        let sw = |i: u32, p: u16| PortRef {
+            node: NodeId::Switch(i),
+            port: p,
+        };
+        let ep = |i: u32| PortRef {
+            node: NodeId::Endpoint(i),
+            port: 0,
+        };
         let topo = Topology::new(
             "split",
             Shape::Irregular,
-            (0..2).map(|i| Switch { name: format!("s{i}"), ports: 2 }).collect(),
-            (0..2).map(|i| Endpoint { name: format!("e{i}") }).collect(),
-            (0..2).map(|i| Link { a: ep(i), b: sw(i, 0), latency: 1, width: 1 }).collect(),
+            (0..2)
+                .map(|i| Switch {
+                    name: format!("s{i}"),
+                    ports: 2,
+                })
+                .collect(),
+            (0..2)
+                .map(|i| Endpoint {
+                    name: format!("e{i}"),
+                })
+                .collect(),
+            (0..2)
+                .map(|i| Link {
+                    a: ep(i),
+                    b: sw(i, 0),
+                    latency: 1,
+                    width: 1,
+                })
+                .collect(),
         )
         .unwrap();
         let err = MinHopEngine.route(&topo, &req(1, 1)).unwrap_err();

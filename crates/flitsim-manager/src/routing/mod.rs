@@ -79,7 +79,11 @@ pub fn engine_by_name(name: &str) -> Result<Box<dyn RoutingEngine>, RoutingError
 /// Routes `topo` with the engine called `name` and checks that the resulting tables have the
 /// sizes the topology needs ([`FabricConfig::check_shape`]). It does not verify deadlock
 /// freedom; call [`crate::cdg::verify`] for that.
-pub fn route(topo: &Topology, name: &str, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+pub fn route(
+    topo: &Topology,
+    name: &str,
+    req: &RoutingRequest,
+) -> Result<FabricConfig, RoutingError> {
     let fabric = engine_by_name(name)?.route(topo, req)?;
     fabric.check_shape(topo)?;
     Ok(fabric)
@@ -104,21 +108,29 @@ impl VlBlocks {
     /// engine in error messages.
     pub fn new(req: &RoutingRequest, needed: u8, engine: &str) -> Result<Self, RoutingError> {
         if req.classes == 0 {
-            return Err(RoutingError::Unroutable("a routing request needs at least one traffic class".into()));
+            return Err(RoutingError::Unroutable(
+                "a routing request needs at least one traffic class".into(),
+            ));
         }
         let needed = needed.max(1);
         if req.vls < needed {
             return Err(RoutingError::NotEnoughVls(format!(
-                "{engine} needs at least {needed} VL{} per traffic class on this topology, but only {} {} available",
+                "{engine} needs at least {needed} VL{} on this topology (more keep traffic classes apart), but only {} {} available",
                 if needed == 1 { "" } else { "s" },
                 req.vls,
                 if req.vls == 1 { "is" } else { "are" }
             )));
         }
         if req.vls as u32 >= req.classes as u32 * needed as u32 {
-            Ok(VlBlocks { per_class: req.vls / req.classes, blocks: req.classes })
+            Ok(VlBlocks {
+                per_class: req.vls / req.classes,
+                blocks: req.classes,
+            })
         } else {
-            Ok(VlBlocks { per_class: needed, blocks: req.vls / needed })
+            Ok(VlBlocks {
+                per_class: needed,
+                blocks: req.vls / needed,
+            })
         }
     }
 
@@ -131,7 +143,12 @@ impl VlBlocks {
 /// The largest number of lanes, at most `available`, such that `lanes · sls_per_lane` path SLs
 /// per class still fit the 8-bit SL fields for `classes` classes. Errors when not even one
 /// lane fits.
-fn fit_lanes(available: u8, sls_per_lane: u32, classes: u8, engine: &str) -> Result<u8, RoutingError> {
+fn fit_lanes(
+    available: u8,
+    sls_per_lane: u32,
+    classes: u8,
+    engine: &str,
+) -> Result<u8, RoutingError> {
     // routing_sls is a u8 and every wire SL (< classes · routing_sls) must fit in a u8.
     let by_u8 = 255 / sls_per_lane;
     let by_wire = 256 / (sls_per_lane * classes.max(1) as u32);
@@ -155,7 +172,10 @@ fn check_port_leads_to(
     port: PortNum,
     expected: NodeId,
 ) -> Result<(), RoutingError> {
-    let found = (port < topo.num_ports(s)).then(|| topo.switch_peer(s, port)).flatten().map(|p| p.remote.node);
+    let found = (port < topo.num_ports(s))
+        .then(|| topo.switch_peer(s, port))
+        .flatten()
+        .map(|p| p.remote.node);
     if found == Some(expected) {
         return Ok(());
     }
@@ -182,7 +202,11 @@ fn shape_name(shape: &Shape) -> String {
         Shape::Irregular => "an irregular topology".into(),
         Shape::Torus { sides, wrap, .. } => format!(
             "a {} {}",
-            sides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x"),
+            sides
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("x"),
             if *wrap { "torus" } else { "mesh" }
         ),
         Shape::KaryNTree { k, n } => format!("a {k}-ary {n}-tree"),
@@ -218,14 +242,26 @@ mod tests {
     #[test]
     fn vl_blocks_split_share_and_refuse() {
         let b = VlBlocks::new(&RoutingRequest { vls: 8, classes: 2 }, 2, "x").unwrap();
-        assert_eq!(b, VlBlocks { per_class: 4, blocks: 2 });
+        assert_eq!(
+            b,
+            VlBlocks {
+                per_class: 4,
+                blocks: 2
+            }
+        );
         assert_eq!((b.base(0), b.base(1)), (0, 4));
         // 7 VLs, 3 classes: 2 each, VL 6 unused.
         let b = VlBlocks::new(&RoutingRequest { vls: 7, classes: 3 }, 2, "x").unwrap();
         assert_eq!((b.base(0), b.base(1), b.base(2)), (0, 2, 4));
         // 5 VLs, 4 classes, 2 needed: two blocks of 2, classes share them.
         let b = VlBlocks::new(&RoutingRequest { vls: 5, classes: 4 }, 2, "x").unwrap();
-        assert_eq!(b, VlBlocks { per_class: 2, blocks: 2 });
+        assert_eq!(
+            b,
+            VlBlocks {
+                per_class: 2,
+                blocks: 2
+            }
+        );
         assert_eq!((b.base(0), b.base(1), b.base(2), b.base(3)), (0, 2, 0, 2));
         let e = VlBlocks::new(&RoutingRequest { vls: 1, classes: 1 }, 2, "dor").unwrap_err();
         assert!(matches!(e, RoutingError::NotEnoughVls(_)));
@@ -243,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn route_checks_the_table_shape() {
+    fn route_selects_by_name_and_returns_checked_tables() {
         let topo = generators::kary_ntree(2, 2, 1).unwrap();
         let fabric = route(&topo, "dmodk", &RoutingRequest { vls: 2, classes: 2 }).unwrap();
         assert_eq!(fabric.engine, "dmodk");

@@ -1,0 +1,296 @@
+//! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
+//! saturation, deadlock detection and configuration errors.
+use flitsim_sim::{
+    build_fabric, build_topology, run_experiment_str, ExperimentConfig, Network, RunResult,
+};
+use proptest::prelude::*;
+
+const TORUS: &str = r#"
+seed = 7
+[topology]
+kind = "torus"
+sides = [4, 4]
+[routing]
+vls = 4
+[switch]
+vl_buffer_flits = 16
+[traffic]
+load = 0.2
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+[run]
+warmup = 1000
+measure = 4000
+"#;
+
+fn run(text: &str, sets: &[&str]) -> RunResult {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    run_experiment_str(text, "test", &sets, None).unwrap()
+}
+
+fn without_performance(r: &RunResult) -> String {
+    let mut r = r.clone();
+    r.performance = flitsim_sim::stats::Performance {
+        wall_seconds: 0.0,
+        build_seconds: 0.0,
+        cycles_per_second: 0.0,
+        flit_hops: r.performance.flit_hops,
+        flit_hops_per_second: 0.0,
+    };
+    serde_json::to_string(&r).unwrap()
+}
+
+#[test]
+fn below_saturation_accepted_equals_offered_and_flits_are_conserved() {
+    for (load, tol) in [(0.1, 0.05), (0.3, 0.03)] {
+        let r = run(TORUS, &[&format!("traffic.load={load}")]);
+        assert!(!r.saturated, "load {load}: {r:?}");
+        assert!(
+            (r.offered_load - load).abs() < 0.1 * load,
+            "offered {} vs {load}",
+            r.offered_load
+        );
+        assert!(
+            (r.accepted_load - r.offered_load).abs() <= tol * r.offered_load,
+            "{} vs {}",
+            r.accepted_load,
+            r.offered_load
+        );
+        assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
+        assert!(r.latency.mean >= r.network_latency.mean);
+        assert!(r.latency.p50 <= r.latency.p99 && r.latency.p99 <= r.latency.max);
+    }
+}
+
+#[test]
+fn same_seed_is_byte_identical_and_another_seed_differs() {
+    let a = run(TORUS, &[]);
+    let b = run(TORUS, &[]);
+    assert_eq!(without_performance(&a), without_performance(&b));
+    let c = run(TORUS, &["seed=8"]);
+    assert_ne!(without_performance(&a), without_performance(&c));
+    assert_ne!(a.config_hash, c.config_hash);
+}
+
+#[test]
+fn beyond_saturation_is_reported() {
+    let r = run(TORUS, &["traffic.load=0.9", "run.drain_max=2000"]);
+    assert!(r.saturated);
+    assert!(r.accepted_load < 0.9 * r.offered_load);
+    assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
+}
+
+#[test]
+fn per_class_loads_follow_the_shares() {
+    let text = r#"
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 2
+[routing]
+vls = 2
+[traffic]
+load = 0.4
+[[traffic.class]]
+name = "A"
+share = 3
+message_flits = 8
+[[traffic.class]]
+name = "B"
+share = 1
+message_flits = 32
+mtu_flits = 16
+[run]
+warmup = 1000
+measure = 20000
+"#;
+    let r = run(text, &[]);
+    assert_eq!(r.per_sl.len(), 2);
+    assert_eq!(r.per_sl[0].name, "A");
+    assert!(
+        (r.per_sl[0].offered_load - 0.3).abs() < 0.02,
+        "{}",
+        r.per_sl[0].offered_load
+    );
+    assert!(
+        (r.per_sl[1].offered_load - 0.1).abs() < 0.01,
+        "{}",
+        r.per_sl[1].offered_load
+    );
+    assert!((r.per_sl[0].share - 0.75).abs() < 0.03);
+    let total: f64 = r.per_sl.iter().map(|c| c.share).sum();
+    assert!((total - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn port_utilisation_adds_up_to_the_delivered_flits() {
+    let r = run(TORUS, &[]);
+    // Every measured flit leaves exactly one switch port towards its destination endpoint.
+    let to_ep: u64 = r
+        .ports
+        .iter()
+        .filter(|p| p.to_endpoint)
+        .flat_map(|p| p.vl_flits.iter())
+        .sum();
+    let accepted = (r.accepted_load * r.cycles.measure as f64 * r.endpoints as f64).round() as u64;
+    // Flits leave the switch one link latency before they are counted as delivered.
+    assert!(
+        (to_ep as i64 - accepted as i64).abs() <= 16 * r.endpoints as i64,
+        "{to_ep} vs {accepted}"
+    );
+    assert!(r.ports.iter().all(|p| p.utilisation <= 1.0));
+}
+
+#[test]
+fn cbr_injection_is_regular() {
+    let r = run(TORUS, &["traffic.injection=\"cbr\"", "traffic.load=0.25"]);
+    // CBR offers exactly one 16-flit message every 64 cycles per endpoint.
+    assert!((r.offered_load - 0.25).abs() < 0.005, "{}", r.offered_load);
+    assert!(!r.saturated);
+}
+
+#[test]
+fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
+    let r = run(
+        TORUS,
+        &[
+            "routing.engine=\"minhop\"",
+            "routing.vls=1",
+            "topology.sides=[8,8]",
+            "traffic.load=0.9",
+            "run.stall_cycles=500",
+            "run.measure=20000",
+        ],
+    );
+    let d = r.deadlock.as_ref().expect("a deadlock report");
+    assert!(!d.blocked.is_empty());
+    assert!(d.cycle > d.last_progress + 500);
+    assert!(r.saturated && !r.drained);
+    // The same load over DOR tables with a dateline completes.
+    let ok = run(
+        TORUS,
+        &[
+            "topology.sides=[8,8]",
+            "traffic.load=0.9",
+            "run.stall_cycles=500",
+            "run.measure=5000",
+            "run.drain_max=1000",
+        ],
+    );
+    assert!(ok.deadlock.is_none());
+}
+
+#[test]
+fn packets_of_a_flow_arrive_in_order() {
+    for switching in ["vct", "wormhole"] {
+        let sets = vec![
+            format!("switch.switching=\"{switching}\""),
+            "traffic.load=0.6".into(),
+            "run.measure=3000".into(),
+        ];
+        let cfg = ExperimentConfig::parse(TORUS, "t", &sets, None).unwrap();
+        let topo = build_topology(&cfg, None).unwrap();
+        let fabric = build_fabric(&cfg, &topo).unwrap();
+        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        net.enable_trace();
+        net.run();
+        let mut last = std::collections::HashMap::new();
+        assert!(net.deliveries().len() > 1000);
+        for d in net.deliveries() {
+            let prev = last.insert((d.src, d.dst, d.class), d.seq);
+            assert!(
+                prev.map_or(true, |p| p < d.seq),
+                "{switching}: flow {}->{} out of order",
+                d.src,
+                d.dst
+            );
+        }
+    }
+}
+
+#[test]
+fn configuration_errors_name_the_key() {
+    let err = |text: &str, sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        run_experiment_str(text, "exp.toml", &sets, None)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(
+        &TORUS.replace("vl_buffer_flits = 16", "vl_bufer_flits = 16"),
+        &[],
+    );
+    assert!(
+        e.contains("exp.toml") && e.contains("vl_bufer_flits") && e.contains("line"),
+        "{e}"
+    );
+    let e = err(TORUS, &["switch.vl_buffer_flits=8"]);
+    assert!(
+        e.contains("switch.vl_buffer_flits") && e.contains("MTU"),
+        "{e}"
+    );
+    let e = err(TORUS, &["nic.buffer_flits=4"]);
+    assert!(e.contains("nic.buffer_flits"), "{e}");
+    let e = err(TORUS, &["traffic.load"]);
+    assert!(e.contains("key=value"), "{e}");
+    let e = err(TORUS, &["traffic.lod=0.3"]);
+    assert!(e.contains("lod"), "{e}");
+    let e = err(
+        TORUS,
+        &["traffic.pattern=\"bit_reversal\"", "topology.sides=[3,3]"],
+    );
+    assert!(e.contains("power-of-two"), "{e}");
+    let e = err(TORUS, &["routing.vls=1"]);
+    assert!(e.to_lowercase().contains("vl"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Conservation, credit bounds (checked by the engine's debug assertions on every buffer
+    /// write and credit return) and in-order delivery on random small fabrics and settings.
+    #[test]
+    fn random_fabrics_conserve_flits_and_keep_flows_in_order(
+        shape in 0u8..3,
+        load in 0.05f64..1.0,
+        buf_extra in 0u32..40,
+        mtu in prop::sample::select(vec![1u32, 4, 8, 16]),
+        wormhole in any::<bool>(),
+        shared in any::<bool>(),
+        latency in 1u32..4,
+        rdelay in 0u32..3,
+        seed in 0u64..1000,
+    ) {
+        let topo = match shape {
+            0 => format!("kind = \"torus\"\nsides = [3, 4]\nlink_latency = {latency}"),
+            1 => format!("kind = \"mesh\"\nsides = [3, 3]\nendpoints_per_switch = 2\nlink_latency = {latency}"),
+            _ => format!("kind = \"kary_ntree\"\nk = 2\nn = 3\nlink_latency = {latency}"),
+        };
+        let buf = mtu + buf_extra;
+        let buffer = if shared {
+            format!("[switch.shared_buffer]\ntotal_flits = {}\nmin_per_vl = 1\nmax_per_vl = {buf}", 2 * buf)
+        } else {
+            format!("vl_buffer_flits = {buf}")
+        };
+        let text = format!(
+            "seed = {seed}\n[topology]\n{topo}\n[routing]\nvls = 2\n[switch]\nrouting_delay = {rdelay}\nswitching = \"{}\"\n{buffer}\n\
+             [traffic]\nload = {load}\n[[traffic.class]]\nname = \"X\"\nmessage_flits = 24\nmtu_flits = {mtu}\n\
+             [run]\nwarmup = 300\nmeasure = 1500\ndrain_max = 3000\n",
+            if wormhole { "wormhole" } else { "vct" }
+        );
+        let cfg = ExperimentConfig::parse(&text, "prop", &[], None).unwrap();
+        let topo = build_topology(&cfg, None).unwrap();
+        let fabric = build_fabric(&cfg, &topo).unwrap();
+        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        net.enable_trace();
+        let r = net.run();
+        prop_assert!(r.deadlock.is_none());
+        prop_assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
+        let mut last = std::collections::HashMap::new();
+        for d in net.deliveries() {
+            let prev = last.insert((d.src, d.dst, d.class), d.seq);
+            prop_assert!(prev.map_or(true, |p| p < d.seq));
+        }
+    }
+}
