@@ -120,6 +120,8 @@ struct SwitchState {
     nports: u16,
     conns: Vec<Conn>,
     dirty: bool,
+    /// A ready head waits for credits: a credit arrival must re-run allocation.
+    credit_blocked: bool,
     wake_at: u64,
     buffered: u32,
 }
@@ -226,6 +228,8 @@ pub struct Network {
     bufs: Vec<VecDeque<BufPkt>>,
     occ: Vec<u32>,
     in_conns: Vec<u8>,
+    /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
+    waiting: Vec<u32>,
     rr_in: Vec<RoundRobinArbiter>,
     org: BufferOrg,
     // switches, tables
@@ -387,6 +391,7 @@ impl Network {
                 nports: np,
                 conns: Vec::with_capacity(np as usize),
                 dirty: false,
+                credit_blocked: false,
                 wake_at: NEVER,
                 buffered: 0,
             });
@@ -491,6 +496,7 @@ impl Network {
             bufs: (0..g_total * vls).map(|_| VecDeque::new()).collect(),
             occ: vec![0; g_total * vls],
             in_conns: vec![0; g_total],
+            waiting: vec![0; g_total],
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             org,
             switches,
@@ -566,7 +572,7 @@ impl Network {
         used.saturating_sub(self.org.min[vl])
     }
 
-    #[inline]
+    #[inline(always)]
     fn can_accept(&self, g: usize, vl: usize, n: u32) -> bool {
         if self.ports[g].to_endpoint {
             return true;
@@ -667,6 +673,7 @@ impl Network {
         self.nics.iter().all(|n| n.app_msgs == 0 && n.used == 0)
     }
 
+    #[inline(never)]
     fn deliver(&mut self, t: u64, window: (u64, u64)) {
         let slot = (t & self.wheel.mask) as usize;
         let events = std::mem::take(&mut self.wheel.slots[slot]);
@@ -676,8 +683,8 @@ impl Network {
             if ev.flags & EV_FLIT == 0 {
                 self.release(g, ev.vl as usize, ev.n as u32);
                 if g < self.nic_base as usize {
-                    let s = self.port_names[g].0 as usize;
-                    self.switches[s].dirty = true;
+                    let sw = &mut self.switches[self.port_names[g].0 as usize];
+                    sw.dirty |= sw.credit_blocked;
                 }
             } else if g >= self.nic_base as usize {
                 self.eject(ev, t, window);
@@ -690,7 +697,7 @@ impl Network {
         self.wheel.slots[slot] = events;
     }
 
-    #[inline]
+    #[inline(never)]
     fn arrive(&mut self, ev: &Event, t: u64) {
         let g = ev.target as usize;
         let (s, in_port) = self.port_names[g];
@@ -714,6 +721,7 @@ impl Network {
             } else {
                 NEVER
             };
+            self.waiting[g] |= 1 << ev.vl;
             q.push_back(BufPkt {
                 pkt: ev.pkt,
                 len: p.len,
@@ -739,6 +747,7 @@ impl Network {
         self.buffered_total += ev.n as u64;
     }
 
+    #[inline(never)]
     fn eject(&mut self, ev: &Event, t: u64, window: (u64, u64)) {
         let p = self.packets[ev.pkt as usize];
         self.flits_delivered += ev.n as u64;
@@ -771,6 +780,7 @@ impl Network {
         self.free_packets.push(ev.pkt);
     }
 
+    #[inline(never)]
     fn generate(&mut self, t: u64, window: (u64, u64)) {
         let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
         while let Some(&Reverse((at, id))) = self.gen_heap.peek() {
@@ -839,6 +849,7 @@ impl Network {
         }
     }
 
+    #[inline(never)]
     fn step_nic(&mut self, e: usize, t: u64, window: (u64, u64)) {
         let classes = self.mtu.len();
         // 1. Application queues → NIC buffer, one packet per class per round, while they fit.
@@ -964,12 +975,14 @@ impl Network {
     }
 
     /// Separable input-first allocation for switch `s` (see the module docs).
+    #[inline(never)]
     fn allocate(&mut self, s: usize, t: u64) {
         let vls = self.vls;
         let base = self.switches[s].base as usize;
         let np = self.switches[s].nports as usize;
         let vct = self.switching == Switching::Vct;
         let mut wake = NEVER;
+        let mut credit_blocked = false;
         let mut reqs = std::mem::take(&mut self.reqs);
         reqs.clear();
         for ip in 0..np {
@@ -977,36 +990,45 @@ impl Network {
             if self.in_conns[gi] >= self.speedup {
                 continue;
             }
-            let start = self.rr_in[gi].start(vls);
+            let waiting = self.waiting[gi];
+            if waiting == 0 {
+                continue;
+            }
+            // Visit waiting VLs in round-robin order: from `start` upwards, then the rest.
+            let start = self.rr_in[gi].start(vls) as u32;
+            let from_start = waiting & (u32::MAX << start);
             let mut chosen = false;
-            for k in 0..vls {
-                let v = (start + k) % vls;
-                let Some(h) = self.bufs[gi * vls + v].front() else {
-                    continue;
-                };
-                if h.busy {
-                    continue;
-                }
-                if h.ready > t {
-                    wake = wake.min(h.ready);
-                    continue;
-                }
-                if chosen {
-                    continue;
-                }
-                let go = base + h.out_port as usize;
-                if self.out_busy[go] {
-                    continue;
-                }
-                let ov = h.out_vl as usize;
-                let ok = if vct {
-                    self.can_accept(go, ov, (h.len - h.sent) as u32)
-                } else {
-                    self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
-                };
-                if ok {
-                    reqs.push((ip as u16, v as u8, h.out_port, h.out_vl));
-                    chosen = true;
+            for mut bits in [from_start, waiting & !from_start] {
+                while bits != 0 {
+                    let v = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let h = self.bufs[gi * vls + v]
+                        .front()
+                        .expect("waiting VL has a head");
+                    debug_assert!(!h.busy);
+                    if h.ready > t {
+                        wake = wake.min(h.ready);
+                        continue;
+                    }
+                    if chosen {
+                        continue;
+                    }
+                    let go = base + h.out_port as usize;
+                    if self.out_busy[go] {
+                        continue;
+                    }
+                    let ov = h.out_vl as usize;
+                    let ok = if vct {
+                        self.can_accept(go, ov, (h.len - h.sent) as u32)
+                    } else {
+                        self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
+                    };
+                    if ok {
+                        reqs.push((ip as u16, v as u8, h.out_port, h.out_vl));
+                        chosen = true;
+                    } else {
+                        credit_blocked = true;
+                    }
                 }
             }
         }
@@ -1050,6 +1072,7 @@ impl Network {
             let gi = base + ip as usize;
             let q = self.bufs[gi * vls + iv as usize].front_mut().unwrap();
             q.busy = true;
+            self.waiting[gi] &= !(1u32 << iv);
             let pkt = q.pkt;
             let remaining = (q.len - q.sent) as u32;
             self.in_conns[gi] += 1;
@@ -1073,11 +1096,13 @@ impl Network {
         self.reqs = reqs;
         let sw = &mut self.switches[s];
         sw.wake_at = wake;
+        sw.credit_blocked = credit_blocked;
         // A request that lost may win elsewhere next cycle: allocate again then.
         sw.dirty = lost;
     }
 
     /// Moves flits of every connection of switch `s`.
+    #[inline(never)]
     fn advance(&mut self, s: usize, t: u64, window: (u64, u64)) {
         let vls = self.vls;
         let in_window = t >= window.0 && t < window.1;
@@ -1141,6 +1166,7 @@ impl Network {
                 }
                 sw.dirty = true;
                 if let Some(nh) = self.bufs[bi].front_mut() {
+                    self.waiting[gi] |= 1 << c.in_vl;
                     nh.ready = (nh.arrived + self.routing_delay).max(t + 1);
                     sw.wake_at = sw.wake_at.min(nh.ready);
                 }

@@ -1,0 +1,186 @@
+"""flitsim: a flit-level simulator of lossless, credit-based HPC interconnects.
+
+The simulation engine is written in Rust (the private extension module ``flitsim._core``);
+this package is its Python front end. One experiment is described by a TOML file (see the
+``examples/`` directory of the repository) and :func:`run` returns its summary as a dict::
+
+    >>> import flitsim
+    >>> r = flitsim.run("examples/torus-8x8-uniform.toml", seed=3, traffic__load=0.3)
+    >>> r["accepted_load"], r["latency"]["p99"]          # doctest: +SKIP
+    (0.2994, 87.0)
+
+Invalid configurations raise :class:`FlitsimError` (a :class:`ValueError`) whose message
+names the file, the key and, where known, the line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._core import FlitsimError
+
+__all__ = ["FlitsimError", "__version__", "run"]
+
+__version__: str = _core.version()
+
+# Show the error as part of the public package in tracebacks, not of the private module.
+try:
+    FlitsimError.__module__ = "flitsim"
+except (AttributeError, TypeError):
+    pass
+
+ConfigSource = Union[str, "os.PathLike[str]"]
+
+
+def run(
+    config: ConfigSource,
+    *,
+    seed: Optional[int] = None,
+    sets: Optional[Iterable[str]] = None,
+    **overrides: Any,
+) -> dict:
+    """Run one experiment and return its summary.
+
+    ``config`` is the path of an experiment file (``str`` or :class:`pathlib.Path`) or the
+    TOML text itself. A ``str`` naming an existing file is read as a file; a ``str`` holding
+    a newline or ``=`` is TOML text; any other ``str`` is taken as a missing path.
+
+    Overrides change single keys of the configuration before it is validated:
+
+    * keyword arguments, with ``__`` standing for the dot of a key path
+      (``traffic__load=0.3`` sets ``traffic.load``); Python values are written as TOML
+      (``True`` → ``true``, ``"uniform"`` → ``"uniform"``, ``[4, 4]`` → ``[4, 4]``);
+    * ``sets``, a list of ``"key=value"`` strings exactly as given to ``flitsim run --set``.
+
+    Keyword overrides are applied after ``sets``. ``seed`` replaces the configuration's seed.
+    The result is the engine's JSON summary as a dict (keys ``seed``, ``config_hash``,
+    ``cycles``, ``offered_load``, ``accepted_load``, ``saturated``, ``latency``,
+    ``network_latency``, ``hops_mean``, ``flits``, ``per_sl``, ``performance``). Apart from
+    ``performance`` (wall-clock timings) it is identical for the same config and seed.
+
+    Example::
+
+        >>> cfg = '''
+        ... seed = 1
+        ... [topology]
+        ... kind = "torus"
+        ... sides = [4, 4]
+        ... [traffic]
+        ... load = 0.2
+        ... [run]
+        ... warmup = 500
+        ... measure = 1000
+        ... '''
+        >>> r = flitsim.run(cfg, seed=7, sets=["routing.vls=2"], traffic__load=0.4)
+        >>> r["seed"]                                      # doctest: +SKIP
+        7
+
+    The GIL is released while the engine runs, so several experiments can run at once from
+    a :class:`concurrent.futures.ThreadPoolExecutor`.
+    """
+    text, origin = _read_config(config)
+    all_sets = _collect_sets(sets, overrides)
+    return json.loads(_run_text(text, origin, all_sets, seed))
+
+
+def _run_text(text: str, origin: str, sets: Sequence[str], seed: Optional[int]) -> str:
+    """Run the engine on TOML text and return its JSON summary unparsed."""
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise FlitsimError(f"seed must be an integer, got {seed!r}")
+        if not 0 <= seed < 2**64:
+            raise FlitsimError(f"seed must be in 0..2^64-1, got {seed}")
+    return _core.run_json(text, origin, list(sets), seed)
+
+
+def _read_config(config: ConfigSource) -> Tuple[str, str]:
+    """Return ``(toml_text, origin)`` for a path or a TOML string."""
+    if isinstance(config, os.PathLike):
+        return _read_file(Path(config))
+    if not isinstance(config, str):
+        raise TypeError(
+            f"config must be a path or TOML text, not {type(config).__name__}"
+        )
+    if "\n" in config or "=" in config:
+        if "\n" not in config and _is_file(config):
+            return _read_file(Path(config))
+        return config, "<string>"
+    return _read_file(Path(config))
+
+
+def _is_file(name: str) -> bool:
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        return False
+
+
+def _read_file(path: Path) -> Tuple[str, str]:
+    if not path.exists():
+        raise FileNotFoundError(f"experiment file not found: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"experiment file is a directory: {path}")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except UnicodeDecodeError as e:
+        raise FlitsimError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _collect_sets(sets: Optional[Iterable[str]], overrides: Mapping[str, Any]) -> list:
+    if isinstance(sets, str):
+        raise TypeError("sets must be a list of 'key=value' strings, not a single string")
+    result = [check_set(s) for s in (sets or ())]
+    for name, value in overrides.items():
+        key = name.replace("__", ".")
+        result.append(f"{key}={format_value(value)}")
+    return result
+
+
+def check_set(item: str) -> str:
+    """Check one ``key=value`` override and return it unchanged.
+
+    Raises :class:`FlitsimError` when there is no ``=`` or the key is empty.
+    """
+    if not isinstance(item, str):
+        raise FlitsimError(f"override must be a 'key=value' string, got {item!r}")
+    key, sep, _ = item.partition("=")
+    if not sep or not key.strip():
+        raise FlitsimError(
+            f"invalid override {item!r}: expected key=value (for example traffic.load=0.4)"
+        )
+    return item
+
+
+def format_value(value: Any) -> str:
+    """Write a Python value as a TOML value, for use in a ``key=value`` override."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise FlitsimError(f"override value must be finite, got {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        # A JSON string with only printable escapes is also a TOML basic string.
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, os.PathLike):
+        return json.dumps(os.fspath(value), ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
+    raise FlitsimError(f"cannot write {type(value).__name__} value {value!r} as TOML")
+
+
+def _toml_key(key: Any) -> str:
+    key = str(key)
+    if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
+        return key
+    return json.dumps(key, ensure_ascii=False)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The full check: formatting, Rust tests, Python package + tests, every example config.
+# Run from anywhere: `bash scripts/ci.sh`. CI runs it through .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo test (Rust crates, no Python)"
+cargo test --workspace --exclude flitsim-py
+
+echo "== pip install '.[test]' (release build of the extension)"
+"$PYTHON" -m pip install --quiet '.[test]'
+
+# pyenv only puts a newly installed console script on PATH after a rehash.
+if command -v pyenv > /dev/null 2>&1; then
+    pyenv rehash || true
+fi
+
+echo "== pytest tests/python"
+"$PYTHON" -m pytest tests/python -q
+
+echo "== smoke-run examples/*.toml"
+shopt -s nullglob
+examples=(examples/*.toml)
+if [ "${#examples[@]}" -eq 0 ]; then
+    echo "error: no examples/*.toml to run" >&2
+    exit 1
+fi
+for file in "${examples[@]}"; do
+    echo "   $file"
+    flitsim run "$file" --set run.warmup=500 --set run.measure=1000 --json > /dev/null
+done
+echo "== all checks passed (${#examples[@]} examples)"

@@ -1,0 +1,181 @@
+"""The `flitsim` command line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import flitsim
+from flitsim.cli import BENCH_SCENARIOS, main
+
+from helpers import TINY_CONFIG, check_summary, without_performance
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    # Keep stderr apart from stdout (click >= 8.2 always does; older clicks need the flag).
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+def invoke(runner: CliRunner, *args: str):
+    return runner.invoke(main, list(args), catch_exceptions=False)
+
+
+def assert_user_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") or "Error:" in result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+    assert result.stdout == ""
+
+
+def console_script() -> str:
+    beside_python = Path(sys.executable).parent / "flitsim"
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("flitsim")
+    assert found, "the `flitsim` console script is not installed (pip install .)"
+    return found
+
+
+def test_console_script_help_in_a_subprocess():
+    out = subprocess.run(
+        [console_script(), "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    for command in ("run", "bench", "demo", "version"):
+        assert command in out.stdout
+
+
+def test_python_dash_m_flitsim_version_in_a_subprocess():
+    out = subprocess.run(
+        [sys.executable, "-m", "flitsim", "version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"flitsim {flitsim.__version__}")
+
+
+def test_version_command(runner):
+    result = invoke(runner, "version")
+    assert result.exit_code == 0
+    assert flitsim.__version__ in result.stdout
+
+
+def test_run_json_prints_only_the_summary(runner, tiny_config: Path):
+    result = invoke(runner, "run", str(tiny_config), "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    check_summary(summary)
+
+
+def test_run_json_subprocess_writes_valid_json(tiny_config: Path):
+    out = subprocess.run(
+        [console_script(), "run", str(tiny_config), "--json", "--set", "run.measure=500"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["cycles"]["measure"] == 500
+
+
+def test_run_with_sets_and_seed(runner, tiny_config: Path):
+    result = invoke(
+        runner,
+        "run", str(tiny_config), "--json",
+        "--set", "traffic.load=0.1", "--set", "run.measure=600", "--seed", "11",
+    )
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["seed"] == 11
+    assert summary["cycles"]["measure"] == 600
+    api = flitsim.run(tiny_config, seed=11, traffic__load=0.1, run__measure=600)
+    assert without_performance(summary) == without_performance(api)
+
+
+def test_run_is_deterministic_for_a_seed(runner, tiny_config: Path):
+    first = invoke(runner, "run", str(tiny_config), "--json", "--seed", "5")
+    second = invoke(runner, "run", str(tiny_config), "--json", "--seed", "5")
+    assert first.exit_code == second.exit_code == 0
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    assert a["seed"] == 5
+    assert without_performance(a) == without_performance(b)
+
+
+def test_run_human_readable_report(runner, tiny_config: Path):
+    result = invoke(runner, "run", str(tiny_config))
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    for label in ("offered load", "accepted load", "latency", "saturated", "performance"):
+        assert label in text
+    assert "BE" in text  # the per-SL row of the one traffic class
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+
+
+def test_run_missing_file(runner, tmp_path: Path):
+    missing = tmp_path / "absent.toml"
+    result = invoke(runner, "run", str(missing))
+    assert_user_error(result, "error: ", "not found", "absent.toml")
+
+
+@pytest.mark.parametrize("bad", ["traffic.load", "=0.4"])
+def test_run_bad_set_syntax(runner, tiny_config: Path, bad: str):
+    result = invoke(runner, "run", str(tiny_config), "--set", bad)
+    assert_user_error(result, "error: ", "key=value")
+
+
+def test_run_engine_error_has_no_traceback(runner, tiny_config: Path):
+    result = invoke(runner, "run", str(tiny_config), "--set", "traffic.no_such_key=1")
+    assert_user_error(result, "error: ", "no_such_key")
+
+
+def test_run_negative_seed(runner, tiny_config: Path):
+    result = invoke(runner, "run", str(tiny_config), "--seed", "-1")
+    assert_user_error(result, "error: ", "seed")
+
+
+def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
+    for _, filename, _ in BENCH_SCENARIOS:
+        (tmp_path / filename).write_text(TINY_CONFIG, encoding="utf-8")
+    result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1 + len(BENCH_SCENARIOS)
+    assert "cycles/s" in lines[0]
+    for (name, _, _), line in zip(BENCH_SCENARIOS, lines[1:]):
+        cells = line.split()
+        assert cells[0] == name
+        # --quick: warmup 1000 + measure 2000 simulated cycles at least.
+        assert int(cells[2]) >= 3000
+
+
+def test_bench_without_scenario_files(runner, tmp_path: Path):
+    result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
+    assert_user_error(result, "error: ", BENCH_SCENARIOS[0][1])
+
+
+def test_demo_prints_table_and_writes_csv(runner):
+    with runner.isolated_filesystem():
+        result = invoke(runner, "demo")
+        assert result.exit_code == 0, result.stderr
+        assert "accepted" in result.stdout
+        path = Path("flitsim-demo") / "demo.csv"
+        assert path.is_file()
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    assert [float(r["load"]) for r in rows] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    accepted = [float(r["accepted_load"]) for r in rows]
+    assert accepted[0] == pytest.approx(0.1, abs=0.03)
+    assert all(r["flitsim_version"] == flitsim.__version__ for r in rows)
