@@ -195,9 +195,16 @@ pub struct SwitchConfig {
     /// Cycles from a head flit's arrival to its first allocation attempt (default 1).
     #[serde(default = "one")]
     pub routing_delay: u32,
-    /// Crossbar connections an input port may hold at once (default 1).
+    /// Crossbar speedup (default 1). Without output buffers: the crossbar connections an input
+    /// port may hold at once (each limited by its output link). With output buffers: flits per
+    /// cycle a crossbar connection moves into the output buffer.
     #[serde(default = "one")]
     pub speedup: u32,
+    /// Output buffer per VL, flits (default 0 = no output buffers: the crossbar feeds the link).
+    /// With output buffers the switch is combined input/output queued: the crossbar moves
+    /// packets into the output buffers and each output port's scheduler feeds its link from them.
+    #[serde(default)]
+    pub output_buffer_flits: u32,
     /// Virtual cut-through (default) or wormhole.
     #[serde(default)]
     pub switching: Switching,
@@ -217,6 +224,7 @@ impl Default for SwitchConfig {
             shared_buffer: None,
             routing_delay: 1,
             speedup: 1,
+            output_buffer_flits: 0,
             switching: Switching::Vct,
             scheduler: SchedulerConfig::RoundRobin,
         }

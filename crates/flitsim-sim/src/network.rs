@@ -42,6 +42,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
+const NO_VL: u8 = u8::MAX;
 const EV_FLIT: u8 = 1;
 const F_HEAD: u8 = 2;
 const F_TAIL: u8 = 4;
@@ -119,6 +120,8 @@ struct SwitchState {
     base: u32,
     nports: u16,
     conns: Vec<Conn>,
+    /// Flits in this switch's output buffers.
+    obuffered: u32,
     dirty: bool,
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     credit_blocked: bool,
@@ -228,6 +231,16 @@ pub struct Network {
     bufs: Vec<VecDeque<BufPkt>>,
     occ: Vec<u32>,
     in_conns: Vec<u8>,
+    /// Output buffer capacity per VL (0: no output buffers).
+    obuf_cap: u32,
+    /// Output buffers per (port, VL) and the flits reserved in them.
+    obufs: Vec<VecDeque<BufPkt>>,
+    oused: Vec<u32>,
+    /// Per output port, the VLs with packets in the output buffer, and the VL on the link.
+    o_waiting: Vec<u32>,
+    o_cur: Vec<u8>,
+    /// Round robin among VLs at the crossbar stage when output buffers exist.
+    xsched: Vec<OutputScheduler>,
     /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
     waiting: Vec<u32>,
     rr_in: Vec<RoundRobinArbiter>,
@@ -332,6 +345,13 @@ impl Network {
             }
             _ => {}
         }
+        let ob = cfg.switch.output_buffer_flits;
+        if ob > 0 && cfg.switch.switching == Switching::Vct && ob < max_mtu {
+            return Err(err(format!(
+                "switch.output_buffer_flits = {ob} is smaller than the largest MTU ({max_mtu} flits); \
+                 virtual cut-through needs room for a whole packet"
+            )));
+        }
         if cfg.nic.buffer_flits < max_mtu {
             return Err(err(format!(
                 "nic.buffer_flits = {} is smaller than the largest MTU ({max_mtu} flits)",
@@ -390,6 +410,7 @@ impl Network {
                 base,
                 nports: np,
                 conns: Vec::with_capacity(np as usize),
+                obuffered: 0,
                 dirty: false,
                 credit_blocked: false,
                 wake_at: NEVER,
@@ -497,6 +518,21 @@ impl Network {
             occ: vec![0; g_total * vls],
             in_conns: vec![0; g_total],
             waiting: vec![0; g_total],
+            obuf_cap: cfg.switch.output_buffer_flits,
+            obufs: if cfg.switch.output_buffer_flits > 0 {
+                (0..g_total * vls).map(|_| VecDeque::new()).collect()
+            } else {
+                Vec::new()
+            },
+            oused: vec![0; g_total * vls],
+            o_waiting: vec![0; g_total],
+            o_cur: vec![NO_VL; g_total],
+            xsched: (0..g_total)
+                .map(|_| {
+                    OutputScheduler::new(&crate::config::SchedulerConfig::RoundRobin, vls as u8)
+                })
+                .collect::<Result<_, _>>()
+                .map_err(err)?,
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             org,
             switches,
@@ -637,6 +673,11 @@ impl Network {
                 deadlock = Some(self.deadlock_report(t));
                 break;
             }
+            if cfg!(debug_assertions) && t % 64 == 0 {
+                if let Err(e) = self.check_invariants() {
+                    panic!("cycle {t}: {e}");
+                }
+            }
             self.deliver(t, window);
             self.generate(t, window);
             for e in 0..self.n_endpoints {
@@ -652,6 +693,9 @@ impl Network {
                 }
                 if !self.switches[s].conns.is_empty() {
                     self.advance(s, t, window);
+                }
+                if self.switches[s].obuffered > 0 {
+                    self.drain_outputs(s, t, window);
                 }
             }
             // Skip idle time: nothing in flight, nothing queued → jump to the next message.
@@ -714,14 +758,16 @@ impl Network {
                 out_port as usize,
                 p.wire_sl,
             );
+            // A packet entering an empty VL is its head at once; otherwise it becomes the head
+            // (and starts waiting) when the packet before it leaves.
             let ready = if q.is_empty() {
                 let r = t + self.routing_delay;
                 sw.wake_at = sw.wake_at.min(r);
+                self.waiting[g] |= 1 << ev.vl;
                 r
             } else {
                 NEVER
             };
-            self.waiting[g] |= 1 << ev.vl;
             q.push_back(BufPkt {
                 pkt: ev.pkt,
                 len: p.len,
@@ -987,7 +1033,8 @@ impl Network {
         reqs.clear();
         for ip in 0..np {
             let gi = base + ip;
-            if self.in_conns[gi] >= self.speedup {
+            let max_conns = if self.obuf_cap > 0 { 1 } else { self.speedup };
+            if self.in_conns[gi] >= max_conns {
                 continue;
             }
             let waiting = self.waiting[gi];
@@ -1018,7 +1065,10 @@ impl Network {
                         continue;
                     }
                     let ov = h.out_vl as usize;
-                    let ok = if vct {
+                    let ok = if self.obuf_cap > 0 {
+                        let need = if vct { (h.len - h.sent) as u32 } else { 1 };
+                        self.oused[go * vls + ov] + need <= self.obuf_cap
+                    } else if vct {
                         self.can_accept(go, ov, (h.len - h.sent) as u32)
                     } else {
                         self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
@@ -1046,7 +1096,11 @@ impl Network {
                 }
             }
             let go = base + op as usize;
-            let vl = self.sched[go].pick(mask);
+            let vl = if self.obuf_cap > 0 {
+                self.xsched[go].pick(mask)
+            } else {
+                self.sched[go].pick(mask)
+            };
             let start = self.rr_out[go].start(np);
             let mut best: Option<usize> = None;
             let mut best_key = usize::MAX;
@@ -1077,12 +1131,18 @@ impl Network {
             let remaining = (q.len - q.sent) as u32;
             self.in_conns[gi] += 1;
             self.out_busy[go] = true;
-            if vct {
-                self.reserve(go, ov as usize, remaining);
+            if self.obuf_cap > 0 {
+                if vct {
+                    self.oused[go * vls + ov as usize] += remaining;
+                }
             } else {
-                self.vl_owner[go * vls + ov as usize] = pkt;
+                if vct {
+                    self.reserve(go, ov as usize, remaining);
+                } else {
+                    self.vl_owner[go * vls + ov as usize] = pkt;
+                }
+                self.sched[go].sent(ov, remaining);
             }
-            self.sched[go].sent(ov, remaining);
             self.rr_in[gi].grant(iv as usize);
             self.rr_out[go].grant(ip as usize);
             self.packets[pkt as usize].hops += 1;
@@ -1113,28 +1173,62 @@ impl Network {
             let bi = gi * vls + c.in_vl as usize;
             let h = *self.bufs[bi].front().unwrap();
             let out = self.ports[go];
-            let mut n = (h.recv - h.sent).min(out.width) as u32;
+            let to_obuf = self.obuf_cap > 0;
+            let oi = go * vls + c.out_vl as usize;
+            let mut n = if to_obuf {
+                (h.recv - h.sent).min(self.speedup as u16) as u32
+            } else {
+                (h.recv - h.sent).min(out.width) as u32
+            };
             if self.switching == Switching::Wormhole && n > 0 {
-                n = self.credits_for(go, c.out_vl as usize, n);
-                self.reserve(go, c.out_vl as usize, n);
+                if to_obuf {
+                    n = n.min(self.obuf_cap - self.oused[oi]);
+                    self.oused[oi] += n;
+                } else {
+                    n = self.credits_for(go, c.out_vl as usize, n);
+                    self.reserve(go, c.out_vl as usize, n);
+                }
             }
             if n == 0 {
                 i += 1;
                 continue;
             }
             let tail = h.sent as u32 + n == h.len as u32;
-            let flags =
-                EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
-            self.wheel.push(
-                t + out.latency as u64,
-                Event {
-                    target: out.peer,
-                    pkt: h.pkt,
-                    n: n as u16,
-                    vl: c.out_vl,
-                    flags,
-                },
-            );
+            if to_obuf {
+                let q = &mut self.obufs[oi];
+                if h.sent == 0 {
+                    q.push_back(BufPkt {
+                        recv: n as u16,
+                        sent: 0,
+                        busy: false,
+                        ..h
+                    });
+                } else {
+                    q.back_mut().expect("packet in output buffer").recv += n as u16;
+                }
+                self.o_waiting[go] |= 1 << c.out_vl;
+                self.switches[s].obuffered += n;
+            } else {
+                let flags =
+                    EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
+                self.wheel.push(
+                    t + out.latency as u64,
+                    Event {
+                        target: out.peer,
+                        pkt: h.pkt,
+                        n: n as u16,
+                        vl: c.out_vl,
+                        flags,
+                    },
+                );
+                if in_window {
+                    self.vl_flits[oi] += n as u64;
+                }
+                if out.to_switch {
+                    self.flit_hops += n as u64;
+                }
+                self.buffered_total -= n as u64;
+            }
             let inp = self.ports[gi];
             self.wheel.push(
                 t + inp.latency as u64,
@@ -1146,14 +1240,7 @@ impl Network {
                     flags: 0,
                 },
             );
-            if in_window {
-                self.vl_flits[go * vls + c.out_vl as usize] += n as u64;
-            }
-            if out.to_switch {
-                self.flit_hops += n as u64;
-            }
             self.occ[bi] -= n;
-            self.buffered_total -= n as u64;
             self.last_progress = t;
             let sw = &mut self.switches[s];
             sw.buffered -= n;
@@ -1176,6 +1263,157 @@ impl Network {
                 i += 1;
             }
         }
+    }
+
+    /// Link stage of a combined input/output-queued switch: each output port sends from its
+    /// output buffers, one packet at a time, choosing the VL with its scheduler among those
+    /// whose head packet the next buffer can take.
+    #[inline(never)]
+    fn drain_outputs(&mut self, s: usize, t: u64, window: (u64, u64)) {
+        let vls = self.vls;
+        let base = self.switches[s].base as usize;
+        let np = self.switches[s].nports as usize;
+        let vct = self.switching == Switching::Vct;
+        let in_window = t >= window.0 && t < window.1;
+        for go in base..base + np {
+            if self.o_waiting[go] == 0 {
+                continue;
+            }
+            if self.o_cur[go] == NO_VL {
+                let mut mask: VlMask = 0;
+                let mut bits = self.o_waiting[go];
+                while bits != 0 {
+                    let v = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let h = self.obufs[go * vls + v].front().expect("waiting output VL");
+                    let ok = if vct {
+                        self.can_accept(go, v, (h.len - h.sent) as u32)
+                    } else {
+                        self.vl_owner[go * vls + v] == NONE && self.can_accept(go, v, 1)
+                    };
+                    if ok {
+                        mask |= 1 << v;
+                    }
+                }
+                if mask == 0 {
+                    continue;
+                }
+                let v = self.sched[go].pick(mask);
+                let h = *self.obufs[go * vls + v as usize].front().unwrap();
+                let remaining = (h.len - h.sent) as u32;
+                if vct {
+                    self.reserve(go, v as usize, remaining);
+                } else {
+                    self.vl_owner[go * vls + v as usize] = h.pkt;
+                }
+                self.sched[go].sent(v, remaining);
+                self.o_cur[go] = v;
+            }
+            let v = self.o_cur[go] as usize;
+            let oi = go * vls + v;
+            let h = *self.obufs[oi].front().unwrap();
+            let out = self.ports[go];
+            let mut n = (h.recv - h.sent).min(out.width) as u32;
+            if !vct && n > 0 {
+                n = self.credits_for(go, v, n);
+                self.reserve(go, v, n);
+            }
+            if n == 0 {
+                continue;
+            }
+            let tail = h.sent as u32 + n == h.len as u32;
+            let flags =
+                EV_FLIT | if h.sent == 0 { F_HEAD } else { 0 } | if tail { F_TAIL } else { 0 };
+            self.wheel.push(
+                t + out.latency as u64,
+                Event {
+                    target: out.peer,
+                    pkt: h.pkt,
+                    n: n as u16,
+                    vl: v as u8,
+                    flags,
+                },
+            );
+            if in_window {
+                self.vl_flits[oi] += n as u64;
+            }
+            if out.to_switch {
+                self.flit_hops += n as u64;
+            }
+            self.oused[oi] -= n;
+            self.buffered_total -= n as u64;
+            self.last_progress = t;
+            let sw = &mut self.switches[s];
+            sw.obuffered -= n;
+            // Space freed in an output buffer may admit a waiting packet.
+            sw.dirty |= sw.credit_blocked;
+            if tail {
+                self.obufs[oi].pop_front();
+                self.o_cur[go] = NO_VL;
+                if !vct {
+                    self.vl_owner[oi] = NONE;
+                }
+                if self.obufs[oi].is_empty() {
+                    self.o_waiting[go] &= !(1u32 << v);
+                }
+            } else {
+                self.obufs[oi].front_mut().unwrap().sent += n as u16;
+            }
+        }
+    }
+
+    /// Checks the flow-control invariants; returns the first violation. Run every 64 cycles in
+    /// debug builds (so by every test), and available to callers.
+    ///
+    /// * a receiver VL never holds more than its maximum, nor a port more than its total;
+    /// * a sender's outstanding count (`used`: flits sent or reserved, not yet credited) is never
+    ///   below what the receiver holds in that VL, and never above the VL maximum;
+    /// * output buffers stay within their capacity;
+    /// * an input VL is marked waiting exactly when it has a head that is not forwarding.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let v = self.vls;
+        for sw in &self.switches {
+            for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
+                let mut port_total = 0;
+                for vl in 0..v {
+                    let i = g * v + vl;
+                    let occ = self.occ[i];
+                    port_total += occ;
+                    if occ > self.org.max[vl] {
+                        return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
+                    }
+                    let queued: u32 = self.bufs[i].iter().map(|b| (b.recv - b.sent) as u32).sum();
+                    if queued != occ {
+                        return Err(format!(
+                            "port {g} VL {vl}: occupancy {occ} != queued {queued}"
+                        ));
+                    }
+                    let peer = self.ports[g].peer;
+                    if peer != NONE {
+                        let used = self.used[peer as usize * v + vl];
+                        if used < occ || used > self.org.max[vl] {
+                            return Err(format!(
+                                "port {g} VL {vl}: sender counts {used}, receiver holds {occ}"
+                            ));
+                        }
+                    }
+                    let head_waits = self.bufs[i].front().is_some_and(|h| !h.busy);
+                    if head_waits != (self.waiting[g] & (1 << vl) != 0) {
+                        return Err(format!("port {g} VL {vl}: waiting mask out of date"));
+                    }
+                    if self.obuf_cap > 0 && self.oused[i] > self.obuf_cap {
+                        return Err(format!("port {g} VL {vl}: output buffer over capacity"));
+                    }
+                }
+                let cap: u32 = self.org.min.iter().sum::<u32>() + self.org.shared;
+                if port_total > cap {
+                    return Err(format!(
+                        "port {g}: {port_total} flits exceed the port's {cap}"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn deadlock_report(&self, t: u64) -> DeadlockReport {
@@ -1256,7 +1494,13 @@ impl Network {
             .filter(|e| e.flags & EV_FLIT != 0)
             .map(|e| e.n as u64)
             .sum();
-        let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum();
+        let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum::<u64>()
+            + self
+                .obufs
+                .iter()
+                .flatten()
+                .map(|b| (b.recv - b.sent) as u64)
+                .sum::<u64>();
         let ports = if self.cfg.run.per_port_stats {
             (0..self.nic_base as usize)
                 .filter(|&g| self.ports[g].peer != NONE)

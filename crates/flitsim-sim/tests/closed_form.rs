@@ -39,7 +39,7 @@ fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
     (t, fabric)
 }
 
-fn config(r: u32, p: u32, switching: &str) -> ExperimentConfig {
+fn config(r: u32, p: u32, switching: &str, obuf: u32) -> ExperimentConfig {
     let text = format!(
         r#"
 [topology]
@@ -49,6 +49,7 @@ sides = [2]
 routing_delay = {r}
 vl_buffer_flits = 32
 switching = "{switching}"
+output_buffer_flits = {obuf}
 [traffic]
 load = 0.0
 [[traffic.class]]
@@ -62,9 +63,16 @@ measure = 10
     ExperimentConfig::parse(&text, "closed_form", &[], None).unwrap()
 }
 
-fn lone_packet_latency(k: u32, l: u32, r: u32, p: u32, switching: &str) -> (u64, u64, u16) {
+fn lone_packet_latency(
+    k: u32,
+    l: u32,
+    r: u32,
+    p: u32,
+    switching: &str,
+    obuf: u32,
+) -> (u64, u64, u16) {
     let (topo, fabric) = line(k, l);
-    let cfg = config(r, p, switching);
+    let cfg = config(r, p, switching, obuf);
     let mut net = Network::build(&cfg, &topo, fabric).unwrap();
     net.enable_trace();
     // From endpoint 0 (switch 0) to the second endpoint of switch k−1.
@@ -80,14 +88,19 @@ fn lone_packet_latency(k: u32, l: u32, r: u32, p: u32, switching: &str) -> (u64,
 
 #[test]
 fn lone_packet_latency_matches_the_closed_form() {
-    for switching in ["vct", "wormhole"] {
+    // Output buffers (combined input/output queuing) add no latency to a lone packet: the
+    // crossbar and the link stage both run in the cycle of the grant.
+    for (switching, obuf) in [("vct", 0), ("wormhole", 0), ("vct", 16), ("wormhole", 4)] {
         for k in 1..=6u32 {
             for l in [1u32, 3] {
                 for r in [0u32, 1, 2] {
                     for p in [1u32, 4, 16] {
-                        let (lat, net_lat, hops) = lone_packet_latency(k, l, r, p, switching);
+                        let (lat, net_lat, hops) = lone_packet_latency(k, l, r, p, switching, obuf);
                         let expect = ((k + 1) * l + k * r + p - 1) as u64;
-                        assert_eq!(lat, expect, "{switching} k={k} L={l} R={r} P={p}");
+                        assert_eq!(
+                            lat, expect,
+                            "{switching} obuf={obuf} k={k} L={l} R={r} P={p}"
+                        );
                         // Nothing queued at the NIC: network latency equals end-to-end latency.
                         assert_eq!(net_lat, expect);
                         assert_eq!(hops as u32, k);
@@ -103,7 +116,7 @@ fn back_to_back_packets_pipeline_at_link_rate() {
     // Two 8-flit messages generated together over 3 switches: the second one's tail arrives
     // exactly 8 cycles after the first one's (the NIC link is the bottleneck).
     let (topo, fabric) = line(3, 1);
-    let cfg = config(1, 8, "vct");
+    let cfg = config(1, 8, "vct", 0);
     let mut net = Network::build(&cfg, &topo, fabric).unwrap();
     net.enable_trace();
     net.inject_message(0, 0, 5, 0, 8).unwrap();

@@ -261,6 +261,8 @@ proptest! {
         latency in 1u32..4,
         rdelay in 0u32..3,
         seed in 0u64..1000,
+        obuf_extra in prop::sample::select(vec![None, Some(0u32), Some(20)]),
+        speedup in 1u32..3,
     ) {
         let topo = match shape {
             0 => format!("kind = \"torus\"\nsides = [3, 4]\nlink_latency = {latency}"),
@@ -273,8 +275,9 @@ proptest! {
         } else {
             format!("vl_buffer_flits = {buf}")
         };
+        let obuf = obuf_extra.map_or(0, |x| mtu + x);
         let text = format!(
-            "seed = {seed}\n[topology]\n{topo}\n[routing]\nvls = 2\n[switch]\nrouting_delay = {rdelay}\nswitching = \"{}\"\n{buffer}\n\
+            "seed = {seed}\n[topology]\n{topo}\n[routing]\nvls = 2\n[switch]\noutput_buffer_flits = {obuf}\nspeedup = {speedup}\nrouting_delay = {rdelay}\nswitching = \"{}\"\n{buffer}\n\
              [traffic]\nload = {load}\n[[traffic.class]]\nname = \"X\"\nmessage_flits = 24\nmtu_flits = {mtu}\n\
              [run]\nwarmup = 300\nmeasure = 1500\ndrain_max = 3000\n",
             if wormhole { "wormhole" } else { "vct" }
