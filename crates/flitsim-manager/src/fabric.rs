@@ -167,6 +167,73 @@ impl FabricConfig {
         Ok(())
     }
 
+    /// Checks that from every switch the LFTs lead each endpoint's traffic to that endpoint
+    /// without loops or dead ends, in O(switches × endpoints): per destination, each switch is
+    /// resolved once (memoised), so this scales where tracing every pair does not.
+    pub fn check_routes(&self, topo: &Topology) -> Result<(), RoutingError> {
+        const UNKNOWN: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const GOOD: u8 = 2;
+        let nsw = topo.num_switches();
+        let mut state = vec![UNKNOWN; nsw];
+        let mut path = Vec::with_capacity(nsw);
+        for d in 0..topo.num_endpoints() as u32 {
+            state.fill(UNKNOWN);
+            for start in 0..nsw {
+                let mut s = start;
+                path.clear();
+                loop {
+                    match state[s] {
+                        GOOD => break,
+                        ON_PATH => {
+                            return Err(RoutingError::Loop(format!(
+                                "traffic to endpoint {d} loops through switch {}",
+                                topo.switches()[s].name
+                            )))
+                        }
+                        _ => {}
+                    }
+                    let name = &topo.switches()[s].name;
+                    let out = self.lft[s][d as usize];
+                    if out == NO_ROUTE {
+                        // Only an error if some endpoint's traffic actually reaches this switch;
+                        // `trace` reports that case. Switches off every path may lack routes.
+                        if topo.switch_endpoints(SwitchId(s as u32)).next().is_some() || start != s
+                        {
+                            return Err(RoutingError::Unroutable(format!(
+                                "switch {name} has no route to endpoint {d}"
+                            )));
+                        }
+                        break;
+                    }
+                    state[s] = ON_PATH;
+                    path.push(s);
+                    match topo
+                        .switch_peer(SwitchId(s as u32), out)
+                        .map(|p| p.remote.node)
+                    {
+                        None => {
+                            return Err(RoutingError::Unroutable(format!(
+                                "switch {name} routes endpoint {d} to unconnected port {out}"
+                            )))
+                        }
+                        Some(NodeId::Endpoint(e)) if e == d => break,
+                        Some(NodeId::Endpoint(e)) => {
+                            return Err(RoutingError::Unroutable(format!(
+                                "switch {name} sends traffic for endpoint {d} to endpoint {e}"
+                            )))
+                        }
+                        Some(NodeId::Switch(t)) => s = t as usize,
+                    }
+                }
+                for &p in &path {
+                    state[p] = GOOD;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Follows the tables from `src` to `dst` for traffic `class`. Fails if the path leaves
     /// through an unconnected port, has no route, or loops.
     pub fn trace(
@@ -228,5 +295,42 @@ impl FabricConfig {
                 },
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod route_check_tests {
+    use crate::routing::{route, RoutingRequest};
+    use crate::{RoutingError, NO_ROUTE};
+    use flitsim_topology::{generators, EndpointId};
+
+    #[test]
+    fn engine_tables_pass_and_agree_with_tracing_every_pair() {
+        let t = generators::torus(&[4, 4], 2, 1, 1).unwrap();
+        let f = route(&t, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+        f.check_routes(&t).unwrap();
+        for s in 0..32 {
+            for d in 0..32 {
+                f.trace(&t, EndpointId(s), EndpointId(d), 0).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn loops_and_dead_ends_are_named() {
+        let t = generators::torus(&[4], 1, 1, 1).unwrap();
+        let mut f = route(&t, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+        // Switch 1 sends traffic for endpoint 3 back towards switch 0, which sends it forward.
+        let minus = 1; // port 1 is "−dim0" on a 1-D torus
+        f.lft[1][3] = minus;
+        f.lft[0][3] = 0;
+        match f.check_routes(&t) {
+            Err(RoutingError::Loop(m)) => assert!(m.contains("endpoint 3"), "{m}"),
+            other => panic!("expected a loop, got {other:?}"),
+        }
+        let mut g = route(&t, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+        g.lft[2][0] = NO_ROUTE;
+        let e = g.check_routes(&t).unwrap_err().to_string();
+        assert!(e.contains("no route to endpoint 0"), "{e}");
     }
 }

@@ -358,16 +358,8 @@ impl Network {
                 cfg.nic.buffer_flits
             )));
         }
-        // Every path must reach its destination without loops.
-        for s in 0..n as u32 {
-            for d in 0..n as u32 {
-                for c in 0..fabric.classes.min(classes as u8) {
-                    fabric
-                        .trace(topo, EndpointId(s), EndpointId(d), c)
-                        .map_err(|e| err(e.to_string()))?;
-                }
-            }
-        }
+        // Every destination must be reachable from every switch without loops.
+        fabric.check_routes(topo).map_err(|e| err(e.to_string()))?;
         // Ports.
         let nsp = topo.total_switch_ports();
         let g_total = nsp + n;
