@@ -127,6 +127,10 @@ pub struct RoutingConfig {
     /// (default false: a cyclic routing runs, and the stall detector reports a deadlock).
     #[serde(default)]
     pub require_deadlock_free: bool,
+    /// Verify the channel dependency graph and put the verdict (per VL, with a cycle when there
+    /// is one) in the results as `cdg` (default false; implied by `require_deadlock_free`).
+    #[serde(default)]
+    pub verify: bool,
 }
 
 fn default_vls() -> u8 {
@@ -139,6 +143,7 @@ impl Default for RoutingConfig {
             engine: None,
             vls: default_vls(),
             require_deadlock_free: false,
+            verify: false,
         }
     }
 }

@@ -39,7 +39,7 @@ pub use network::{Delivery, Network};
 pub use stats::RunResult;
 
 use config::TopologyConfig;
-use flitsim_manager::{FabricConfig, RoutingRequest};
+use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
 use flitsim_topology::{generators, Shape, Topology};
 use std::path::Path;
 
@@ -114,8 +114,12 @@ pub fn build_topology(
     })
 }
 
-/// Computes the fabric's tables with the configured (or default) routing engine.
-pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricConfig, SimError> {
+/// Computes the fabric's tables with the configured (or default) routing engine, and their
+/// channel-dependency verdict when `routing.verify` or `routing.require_deadlock_free` is set.
+pub fn build_fabric(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
     let engine = cfg.routing.engine.clone().unwrap_or_else(|| {
         match topo.shape() {
             Shape::Torus { .. } => "dor",
@@ -129,29 +133,31 @@ pub fn build_fabric(cfg: &ExperimentConfig, topo: &Topology) -> Result<FabricCon
         classes: cfg.traffic.classes.len() as u8,
     };
     let fabric = flitsim_manager::route(topo, &engine, &req)?;
-    if cfg.routing.require_deadlock_free {
-        let report = flitsim_manager::cdg::verify(topo, &fabric)?;
-        if !report.deadlock_free {
-            let cycle = report
-                .cycle
-                .unwrap_or_default()
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{}:{}/vl{}",
-                        topo.switches()[c.switch.0 as usize].name,
-                        c.port,
-                        c.vl
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(" -> ");
-            return Err(SimError::Build(format!(
+    if !(cfg.routing.verify || cfg.routing.require_deadlock_free) {
+        return Ok((fabric, None));
+    }
+    let report = flitsim_manager::cdg::verify(topo, &fabric)?;
+    if cfg.routing.require_deadlock_free && !report.deadlock_free {
+        let cycle = report
+            .cycle
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}/vl{}",
+                    topo.switches()[c.switch.0 as usize].name,
+                    c.port,
+                    c.vl
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" -> ");
+        return Err(SimError::Build(format!(
                 "routing.require_deadlock_free: the {engine} tables have a channel dependency cycle: {cycle}"
             )));
-        }
     }
-    Ok(fabric)
+    Ok((fabric, Some(report)))
 }
 
 /// Runs a parsed experiment.
@@ -160,9 +166,11 @@ pub fn run_experiment(
     base_dir: Option<&Path>,
 ) -> Result<RunResult, SimError> {
     let topo = build_topology(cfg, base_dir)?;
-    let fabric = build_fabric(cfg, &topo)?;
+    let (fabric, cdg) = build_fabric(cfg, &topo)?;
     let mut net = Network::build(cfg, &topo, fabric)?;
-    Ok(net.run())
+    let mut result = net.run();
+    result.cdg = cdg;
+    Ok(result)
 }
 
 /// Parses TOML text (with overrides and seed) and runs it. `origin` is the file name used in

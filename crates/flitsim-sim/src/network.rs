@@ -1543,6 +1543,7 @@ impl Network {
             per_sl,
             ports,
             deadlock,
+            cdg: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: self.build_seconds,

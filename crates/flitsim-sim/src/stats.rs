@@ -264,6 +264,8 @@ pub struct RunResult {
     pub ports: Vec<PortResult>,
     /// Set when the stall detector stopped the run.
     pub deadlock: Option<DeadlockReport>,
+    /// Channel-dependency verdict of the tables (with `routing.verify`).
+    pub cdg: Option<flitsim_manager::cdg::CdgReport>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

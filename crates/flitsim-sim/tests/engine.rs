@@ -167,7 +167,41 @@ fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
     assert!(!d.blocked.is_empty());
     assert!(d.cycle > d.last_progress + 500);
     assert!(r.saturated && !r.drained);
-    // The same load over DOR tables with a dateline completes.
+    let cdg = run(
+        TORUS,
+        &[
+            "routing.engine=\"minhop\"",
+            "routing.vls=1",
+            "routing.verify=true",
+            "traffic.load=0.05",
+        ],
+    )
+    .cdg
+    .unwrap();
+    assert!(!cdg.deadlock_free && cdg.cycle.as_ref().is_some_and(|c| c.len() >= 2));
+    let e = run_experiment_str(
+        TORUS,
+        "t",
+        &[
+            "routing.engine=\"minhop\"".into(),
+            "routing.vls=1".into(),
+            "routing.require_deadlock_free=true".into(),
+        ],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("require_deadlock_free") && e.contains("->"),
+        "{e}"
+    );
+    // The same load over DOR tables with a dateline completes, and its tables verify.
+    assert!(
+        run(TORUS, &["routing.verify=true"])
+            .cdg
+            .unwrap()
+            .deadlock_free
+    );
     let ok = run(
         TORUS,
         &[
@@ -191,7 +225,7 @@ fn packets_of_a_flow_arrive_in_order() {
         ];
         let cfg = ExperimentConfig::parse(TORUS, "t", &sets, None).unwrap();
         let topo = build_topology(&cfg, None).unwrap();
-        let fabric = build_fabric(&cfg, &topo).unwrap();
+        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
         let mut net = Network::build(&cfg, &topo, fabric).unwrap();
         net.enable_trace();
         net.run();
@@ -284,7 +318,7 @@ proptest! {
         );
         let cfg = ExperimentConfig::parse(&text, "prop", &[], None).unwrap();
         let topo = build_topology(&cfg, None).unwrap();
-        let fabric = build_fabric(&cfg, &topo).unwrap();
+        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
         let mut net = Network::build(&cfg, &topo, fabric).unwrap();
         net.enable_trace();
         let r = net.run();
@@ -296,4 +330,34 @@ proptest! {
             prop_assert!(prev.map_or(true, |p| p < d.seq));
         }
     }
+}
+
+#[test]
+fn a_topology_file_runs_exactly_like_its_generator() {
+    let dir = std::env::temp_dir().join(format!("flitsim-topo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = ExperimentConfig::parse(TORUS, "t", &[], None).unwrap();
+    build_topology(&cfg, None)
+        .unwrap()
+        .write_json(&dir.join("fabric.json"))
+        .unwrap();
+    let exp = dir.join("exp.toml");
+    let from_file = TORUS.replace(
+        "kind = \"torus\"\nsides = [4, 4]",
+        "kind = \"file\"\npath = \"fabric.json\"",
+    );
+    std::fs::write(&exp, &from_file).unwrap();
+    // Same topology, same DOR tables (the shape travels with the file), same traffic.
+    let a = run(TORUS, &[]);
+    let b = run_experiment_str(&from_file, exp.to_str().unwrap(), &[], None).unwrap();
+    assert_eq!(a.accepted_load, b.accepted_load);
+    assert_eq!(a.latency, b.latency);
+    let missing = run_experiment_str(
+        &from_file.replace("fabric.json", "nope.json"),
+        exp.to_str().unwrap(),
+        &[],
+        None,
+    );
+    assert!(missing.unwrap_err().to_string().contains("nope.json"));
+    std::fs::remove_dir_all(&dir).ok();
 }
