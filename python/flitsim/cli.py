@@ -23,6 +23,8 @@ BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
     ("torus-8x8-uniform", "torus-8x8-uniform.toml", 0.5),
     ("fattree-4ary3-uniform", "fattree-4ary3-uniform.toml", 0.5),
 )
+# The same run lengths as the Rust benchmark (crates/flitsim-sim/examples/bench.rs).
+BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false")
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
 
 
@@ -98,7 +100,7 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     widths = (24, 5, 11, 8, 11, 12)
     click.echo(_row(header, widths))
     for name, filename, load in BENCH_SCENARIOS:
-        sets = [f"traffic.load={load}"]
+        sets = [f"traffic.load={load}", *BENCH_SETS]
         if quick:
             sets.extend(BENCH_QUICK_SETS)
         r = json.loads(_run(directory / filename, sets, None))
@@ -200,6 +202,22 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     item("latency", _latency(r.get("latency")))
     item("network latency", _latency(r.get("network_latency")))
     item("hops (mean)", _fmt(r.get("hops_mean"), 2))
+    dl = r.get("deadlock")
+    if dl:
+        blocked = dl.get("blocked") or []
+        where = ", ".join(
+            f"{b['switch']} port {b['in_port']} VL {b['vl']} -> port {b['out_port']} VL {b['out_vl']}"
+            for b in blocked[:6]
+        )
+        more = f" (+{len(blocked) - 6} more)" if len(blocked) > 6 else ""
+        item(
+            "DEADLOCK",
+            f"no flit moved since cycle {dl.get('last_progress')}; stopped at cycle "
+            f"{dl.get('cycle')}; blocked: {where}{more}",
+        )
+    cdg = r.get("cdg")
+    if cdg:
+        item("deadlock-free", _yes_no(cdg.get("deadlock_free")) + " (channel dependency graph)")
     item(
         "flits",
         f"generated {_fmt(flits.get('generated'), 0)}, delivered "
