@@ -4,10 +4,11 @@
 //! key path and the position in the file; `key=value` overrides (`--set`) are applied to the
 //! parsed document before it is typed, so they are checked by the same rules.
 use crate::SimError;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A whole experiment: fabric, tables, traffic and run control.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentConfig {
     /// Root seed; every random stream (traffic sources, patterns, random topologies' default) is
@@ -43,7 +44,7 @@ fn yes() -> bool {
 }
 
 /// Which topology to build.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
     /// n-dimensional torus.
@@ -113,7 +114,7 @@ pub enum TopologyConfig {
 }
 
 /// Routing engine selection.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     /// `dor`, `dmodk` or `minhop`; default: `dor` for tori/meshes, `dmodk` for k-ary n-trees,
@@ -149,7 +150,7 @@ impl Default for RoutingConfig {
 }
 
 /// How a packet moves through a switch.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Switching {
     /// Virtual cut-through: a packet starts only when the next buffer can hold all of it.
@@ -160,7 +161,7 @@ pub enum Switching {
 }
 
 /// Output-port scheduler (chooses which VL sends next). QoS schedulers plug in here.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SchedulerConfig {
     /// Round robin among VLs that can send.
@@ -176,7 +177,7 @@ pub enum SchedulerConfig {
 
 /// Dynamically shared input buffer: each VL owns `min_per_vl` flits and may grow into a shared
 /// pool up to `max_per_vl`; the port holds `total_flits`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SharedBufferConfig {
     /// Flits per input port.
@@ -188,7 +189,7 @@ pub struct SharedBufferConfig {
 }
 
 /// Switch micro-architecture (input-queued crossbar).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
     /// Static input buffer per VL, flits (default 64). Ignored when `shared_buffer` is given.
@@ -237,7 +238,7 @@ impl Default for SwitchConfig {
 }
 
 /// Endpoint (NIC) parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
     /// Bounded NIC buffer between the application queue and the link, flits (default 256).
@@ -263,7 +264,7 @@ impl Default for NicConfig {
 
 /// Destination pattern. Bit patterns need a power-of-two endpoint count; transpose an even
 /// number of address bits.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PatternKind {
     /// Uniform over all endpoints (the source included, as in BookSim).
@@ -290,7 +291,7 @@ pub enum PatternKind {
 }
 
 /// Hot-spot parameters.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HotspotConfig {
     /// Number of hot endpoints (chosen at random from the pattern's stream).
@@ -300,7 +301,7 @@ pub struct HotspotConfig {
 }
 
 /// When sources generate messages.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InjectionKind {
     /// Each cycle a message starts with probability rate / message_flits.
@@ -311,7 +312,7 @@ pub enum InjectionKind {
 }
 
 /// Offered traffic.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficConfig {
     /// Total offered load, flits/cycle/endpoint over all classes; each class gets
@@ -343,7 +344,7 @@ fn default_classes() -> Vec<ClassConfig> {
 }
 
 /// One traffic class (a service level).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClassConfig {
     /// Name shown in results (e.g. "VO", "BE").
@@ -370,7 +371,7 @@ fn sixteen() -> u32 {
 }
 
 /// Run control. Cycles are simulated clock cycles.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     /// Cycles before measurement starts (default 10000).
@@ -423,6 +424,50 @@ impl Default for RunConfig {
     }
 }
 
+/// Prefixes a deserialisation message with its key path and adds a "did you mean" hint for an
+/// unknown field or variant.
+fn describe(path: &str, message: &str) -> String {
+    let mut out = if path.is_empty() || path == "." {
+        message.to_string()
+    } else {
+        format!("key `{path}`: {message}")
+    };
+    if let Some(hint) = suggestion(message) {
+        out.push_str(&format!(" (did you mean `{hint}`?)"));
+    }
+    out
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" (or variant), the closest name.
+fn suggestion(message: &str) -> Option<String> {
+    let rest = message
+        .split_once("unknown field `")
+        .or_else(|| message.split_once("unknown variant `"))?
+        .1;
+    let (given, rest) = rest.split_once('`')?;
+    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    let best = expected
+        .iter()
+        .map(|c| (edit_distance(given, c), *c))
+        .min()?;
+    (best.0 <= given.len().max(3) / 2 + 1).then(|| best.1.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != cb) as usize)
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
@@ -453,6 +498,9 @@ fn parse_value(text: &str) -> toml::Value {
 
 impl ExperimentConfig {
     /// Parses TOML text, applies `key=value` overrides and an optional seed.
+    ///
+    /// Errors name the origin, the key path (`traffic.load`), the line and column when the
+    /// mistake is in the file, and the closest valid name for an unknown key or choice.
     pub fn parse(
         text: &str,
         origin: &str,
@@ -464,8 +512,13 @@ impl ExperimentConfig {
             message,
         };
         // Type-check the file as written first, so errors carry line and column.
-        let mut cfg: ExperimentConfig =
-            toml::from_str(text).map_err(|e| cfg_err(e.to_string().trim_end().to_string()))?;
+        let mut cfg: ExperimentConfig = {
+            let de = toml::Deserializer::new(text);
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let path = e.path().to_string();
+                cfg_err(describe(&path, e.into_inner().to_string().trim_end()))
+            })?
+        };
         if !sets.is_empty() {
             let mut doc: toml::Table = toml::from_str(text).map_err(|e| cfg_err(e.to_string()))?;
             for s in sets {
@@ -475,17 +528,26 @@ impl ExperimentConfig {
                 set_path(&mut doc, k.trim(), parse_value(v.trim()))
                     .map_err(|m| cfg_err(format!("override \"{s}\": {m}")))?;
             }
-            cfg = toml::Value::Table(doc)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    cfg_err(format!("after overrides {sets:?}: {}", e.message()))
-                })?;
+            cfg = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                cfg_err(format!(
+                    "after overrides {sets:?}: {}",
+                    describe(&path, inner.message())
+                ))
+            })?;
         }
         if let Some(s) = seed {
             cfg.seed = s;
         }
         cfg.validate().map_err(cfg_err)?;
         Ok(cfg)
+    }
+
+    /// The JSON Schema of experiment files (for editors and documentation).
+    pub fn json_schema() -> String {
+        let schema = schemars::schema_for!(ExperimentConfig);
+        serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 
     /// Range checks that serde cannot express. Messages name the key.
@@ -587,5 +649,50 @@ impl ExperimentConfig {
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
         format!("{h:016x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str, sets: &[&str]) -> String {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        ExperimentConfig::parse(text, "exp.toml", &sets, None)
+            .unwrap_err()
+            .to_string()
+    }
+
+    const BASE: &str = "[topology]\nkind = \"torus\"\nsides = [4, 4]\n[traffic]\nload = 0.3\n";
+
+    #[test]
+    fn unknown_keys_get_a_suggestion_and_position() {
+        let e = err(&BASE.replace("load = 0.3", "lod = 0.3"), &[]);
+        assert!(
+            e.contains("exp.toml") && e.contains("line 5") && e.contains("did you mean `load`"),
+            "{e}"
+        );
+        let e = err(BASE, &["traffic.pattern=\"unifrom\""]);
+        assert!(
+            e.contains("`traffic.pattern`") && e.contains("did you mean `uniform`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_types_name_the_key_path_and_line() {
+        let e = err(&BASE.replace("load = 0.3", "load = \"high\""), &[]);
+        assert!(
+            e.contains("key `traffic.load`") && e.contains("line 5"),
+            "{e}"
+        );
+        let e = err(BASE, &["switch.routing_delay=-1"]);
+        assert!(e.contains("`switch.routing_delay`"), "{e}");
+    }
+
+    #[test]
+    fn no_suggestion_for_far_fetched_names() {
+        let e = err(&BASE.replace("load = 0.3", "zzzzzzzz = 0.3"), &[]);
+        assert!(!e.contains("did you mean"), "{e}");
     }
 }

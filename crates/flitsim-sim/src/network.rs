@@ -126,7 +126,6 @@ struct SwitchState {
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     credit_blocked: bool,
     wake_at: u64,
-    buffered: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -159,6 +158,7 @@ struct Nic {
     cur_vl: u8,
     rr_class: u8,
     seq: u64,
+    need: u32,
 }
 
 struct Source {
@@ -406,7 +406,6 @@ impl Network {
                 dirty: false,
                 credit_blocked: false,
                 wake_at: NEVER,
-                buffered: 0,
             });
         }
         for e in 0..n as u32 {
@@ -480,6 +479,7 @@ impl Network {
                 cur_vl: 0,
                 rr_class: 0,
                 seq: 0,
+                need: 0,
             })
             .collect();
         let lft = fabric.lft.clone();
@@ -609,6 +609,9 @@ impl Network {
         if u + n > self.org.max[vl] {
             return false;
         }
+        if self.org.shared == 0 {
+            return true;
+        }
         let extra = self.over_of(vl, u + n) - self.over_of(vl, u);
         self.over[g] + extra <= self.org.shared
     }
@@ -620,7 +623,9 @@ impl Network {
         }
         let i = g * self.vls + vl;
         let u = self.used[i];
-        self.over[g] += self.over_of(vl, u + n) - self.over_of(vl, u);
+        if self.org.shared > 0 {
+            self.over[g] += self.over_of(vl, u + n) - self.over_of(vl, u);
+        }
         self.used[i] = u + n;
     }
 
@@ -629,7 +634,9 @@ impl Network {
         let i = g * self.vls + vl;
         let u = self.used[i];
         debug_assert!(u >= n, "credit return exceeds outstanding flits");
-        self.over[g] -= self.over_of(vl, u) - self.over_of(vl, u - n);
+        if self.org.shared > 0 {
+            self.over[g] -= self.over_of(vl, u) - self.over_of(vl, u - n);
+        }
         self.used[i] = u - n;
     }
 
@@ -781,7 +788,6 @@ impl Network {
             self.occ[g * self.vls + ev.vl as usize] <= self.org.max[ev.vl as usize],
             "buffer overflow"
         );
-        self.switches[s as usize].buffered += ev.n as u32;
         self.buffered_total += ev.n as u64;
     }
 
@@ -865,6 +871,7 @@ impl Network {
             self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
         }
         let nic = &mut self.nics[e as usize];
+        nic.need = 0;
         nic.app[c].push_back(Msg {
             gen: t,
             dst,
@@ -891,7 +898,9 @@ impl Network {
     fn step_nic(&mut self, e: usize, t: u64, window: (u64, u64)) {
         let classes = self.mtu.len();
         // 1. Application queues → NIC buffer, one packet per class per round, while they fit.
-        if self.nics[e].app_msgs > 0 {
+        // `need` is the smallest next packet of the queued messages when the last attempt moved
+        // nothing (0 = unknown): until that much space is free, nothing can move.
+        if self.nics[e].app_msgs > 0 && self.nics[e].used + self.nics[e].need <= self.nic_capacity {
             loop {
                 let mut moved = false;
                 for k in 0..classes {
@@ -934,7 +943,15 @@ impl Network {
                 }
                 let nic = &mut self.nics[e];
                 nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
-                if !moved || nic.app_msgs == 0 {
+                if !moved {
+                    nic.need = (0..classes)
+                        .filter_map(|c| nic.app[c].front().map(|m| m.left.min(self.mtu[c] as u32)))
+                        .min()
+                        .unwrap_or(0);
+                    break;
+                }
+                nic.need = 0;
+                if nic.app_msgs == 0 {
                     break;
                 }
             }
@@ -1235,7 +1252,6 @@ impl Network {
             self.occ[bi] -= n;
             self.last_progress = t;
             let sw = &mut self.switches[s];
-            sw.buffered -= n;
             if tail {
                 self.bufs[bi].pop_front();
                 self.in_conns[gi] -= 1;
@@ -1541,6 +1557,20 @@ impl Network {
                 remaining: in_apps + in_nics + on_links + in_switches,
             },
             per_sl,
+            latency_histogram: self
+                .lat
+                .iter()
+                .enumerate()
+                .flat_map(|(c, h)| {
+                    h.buckets()
+                        .into_iter()
+                        .map(move |(latency, count)| HistogramBin {
+                            sl: c as u32,
+                            latency,
+                            count,
+                        })
+                })
+                .collect(),
             ports,
             deadlock,
             cdg: None,

@@ -166,6 +166,17 @@ pub struct ClassResult {
     pub network_latency: LatencySummary,
 }
 
+/// One bin of a class's end-to-end latency histogram (measured packets).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HistogramBin {
+    /// SL (class index).
+    pub sl: u32,
+    /// Lower bound of the bin, cycles (exact below 1024 cycles, 64 bins per octave above).
+    pub latency: u64,
+    /// Packets in the bin.
+    pub count: u64,
+}
+
 /// Utilisation of one switch output port during the window.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct PortResult {
@@ -260,6 +271,8 @@ pub struct RunResult {
     pub flits: FlitCounts,
     /// Per-class results.
     pub per_sl: Vec<ClassResult>,
+    /// End-to-end latency histograms of all classes, non-empty bins only.
+    pub latency_histogram: Vec<HistogramBin>,
     /// Per-port utilisation (empty when `run.per_port_stats = false`).
     pub ports: Vec<PortResult>,
     /// Set when the stall detector stopped the run.

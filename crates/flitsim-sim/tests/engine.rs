@@ -361,3 +361,20 @@ fn a_topology_file_runs_exactly_like_its_generator() {
     assert!(missing.unwrap_err().to_string().contains("nope.json"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn latency_histograms_agree_with_the_summaries() {
+    let r = run(TORUS, &["traffic.load=0.4"]);
+    let bins: Vec<_> = r.latency_histogram.iter().filter(|b| b.sl == 0).collect();
+    let n: u64 = bins.iter().map(|b| b.count).sum();
+    assert_eq!(n, r.per_sl[0].latency.count);
+    // Below 1024 cycles the bins are exact, so the mean and the maximum come back exactly.
+    assert!(bins.iter().all(|b| b.latency < 1024));
+    let mean = bins
+        .iter()
+        .map(|b| b.latency as f64 * b.count as f64)
+        .sum::<f64>()
+        / n as f64;
+    assert!((mean - r.latency.mean).abs() < 1e-9);
+    assert_eq!(bins.last().unwrap().latency, r.latency.max);
+}
