@@ -17,5 +17,17 @@ def run_json(
     ``seed`` replaces the configuration's seed. The GIL is released during the run.
     """
 
+def resolve_json(
+    text: str,
+    origin: str = "<string>",
+    sets: List[str] = [],
+    seed: Optional[int] = None,
+) -> str:
+    """Validate an experiment without running it; return JSON with ``config_hash``, ``seed``
+    and the resolved ``config``. Raises :class:`FlitsimError` like :func:`run_json`."""
+
+def schema_json() -> str:
+    """The JSON Schema of experiment files."""
+
 def version() -> str:
     """The version of the compiled flitsim core."""

@@ -32,6 +32,26 @@ fn run_json(
         .map_err(|e| FlitsimError::new_err(e.to_string()))
 }
 
+/// Validates an experiment without running it; returns JSON with `config_hash`, `seed` and
+/// the resolved `config` (defaults filled in, overrides and seed applied).
+#[pyfunction]
+#[pyo3(signature = (text, origin = "<string>", sets = Vec::new(), seed = None))]
+fn resolve_json(
+    text: &str,
+    origin: &str,
+    sets: Vec<String>,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    flitsim_sim::resolve_experiment_json(text, origin, &sets, seed)
+        .map_err(|e| FlitsimError::new_err(e.to_string()))
+}
+
+/// The JSON Schema of experiment files.
+#[pyfunction]
+fn schema_json() -> String {
+    flitsim_sim::ExperimentConfig::json_schema()
+}
+
 /// The version of the compiled flitsim core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -42,6 +62,8 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlitsimError", m.py().get_type_bound::<FlitsimError>())?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -186,6 +186,21 @@ pub fn run_experiment_str(
     run_experiment(&cfg, base)
 }
 
+/// Validates an experiment without running it and returns, as JSON, its `config_hash` and
+/// the resolved configuration (defaults filled in, overrides and seed applied).
+pub fn resolve_experiment_json(
+    text: &str,
+    origin: &str,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<String, SimError> {
+    let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
+    Ok(
+        serde_json::json!({ "config_hash": cfg.hash(), "seed": cfg.seed, "config": cfg })
+            .to_string(),
+    )
+}
+
 /// Runs one experiment given as TOML text and returns its summary as a JSON string.
 /// `origin` names the file in error messages; `sets` are `key=value` overrides; `seed`
 /// overrides the config's seed.
