@@ -9,6 +9,12 @@ PYTHON="${PYTHON:-python3}"
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude flitsim-py --no-deps --quiet
+
 echo "== cargo test (Rust crates, no Python)"
 cargo test --workspace --exclude flitsim-py
 

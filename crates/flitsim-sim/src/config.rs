@@ -564,7 +564,10 @@ impl ExperimentConfig {
                 return Err(format!("traffic.load = {l}: must be a non-negative number"));
             }
             let total: f64 = t.classes.iter().map(|c| c.share).sum();
-            if !(total > 0.0) || t.classes.iter().any(|c| !(c.share >= 0.0)) {
+            if total.is_nan()
+                || total <= 0.0
+                || t.classes.iter().any(|c| c.share.is_nan() || c.share < 0.0)
+            {
                 return Err(
                     "traffic.class.share: shares must be non-negative and not all zero".into(),
                 );

@@ -1,7 +1,7 @@
 //! # flitsim-sim
 //!
 //! The flit-level engine of flitsim: it simulates a fabric programmed with a
-//! [`FabricConfig`](flitsim_manager::FabricConfig) under synthetic traffic.
+//! [`FabricConfig`] under synthetic traffic.
 //!
 //! ```text
 //! experiment.toml ─► ExperimentConfig ─► Topology ─► routing engine ─► FabricConfig

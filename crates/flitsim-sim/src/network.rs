@@ -47,6 +47,9 @@ const EV_FLIT: u8 = 1;
 const F_HEAD: u8 = 2;
 const F_TAIL: u8 = 4;
 
+/// A scripted message: (cycle, order of scheduling, source, destination, class, flits).
+type Scripted = (u64, u64, u32, u32, u8, u32);
+
 /// A flit batch or credit return in flight on a link.
 #[derive(Clone, Copy, Debug)]
 struct Event {
@@ -256,7 +259,7 @@ pub struct Network {
     mtu: Vec<u16>,
     sources: Vec<Source>,
     gen_heap: BinaryHeap<Reverse<(u64, u32)>>,
-    scripted: BinaryHeap<Reverse<(u64, u64, u32, u32, u8, u32)>>,
+    scripted: BinaryHeap<Reverse<Scripted>>,
     pattern: Pattern,
     packets: Vec<Packet>,
     free_packets: Vec<u32>,
@@ -672,7 +675,7 @@ impl Network {
                 deadlock = Some(self.deadlock_report(t));
                 break;
             }
-            if cfg!(debug_assertions) && t % 64 == 0 {
+            if cfg!(debug_assertions) && t.is_multiple_of(64) {
                 if let Err(e) = self.check_invariants() {
                     panic!("cycle {t}: {e}");
                 }

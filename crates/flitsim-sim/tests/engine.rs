@@ -234,7 +234,7 @@ fn packets_of_a_flow_arrive_in_order() {
         for d in net.deliveries() {
             let prev = last.insert((d.src, d.dst, d.class), d.seq);
             assert!(
-                prev.map_or(true, |p| p < d.seq),
+                prev.is_none_or(|p| p < d.seq),
                 "{switching}: flow {}->{} out of order",
                 d.src,
                 d.dst
@@ -327,7 +327,7 @@ proptest! {
         let mut last = std::collections::HashMap::new();
         for d in net.deliveries() {
             let prev = last.insert((d.src, d.dst, d.class), d.seq);
-            prop_assert!(prev.map_or(true, |p| p < d.seq));
+            prop_assert!(prev.is_none_or(|p| p < d.seq));
         }
     }
 }

@@ -261,13 +261,12 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
             n * free_per
         )));
     }
-    if n > 1 && free_per < 1 || (n > 2 && free_per < 2 && p.links > 0 && n > 2) {
-        // A spanning tree over more than two switches needs a switch with two free ports.
-        if n > 2 {
-            return Err(TopologyError::Parameters(
-                "switches need at least 2 free ports".into(),
-            ));
-        }
+    // A spanning tree over more than two switches needs switches with two free ports.
+    if (n == 2 && free_per < 1) || (n > 2 && free_per < 2) {
+        return Err(TopologyError::Parameters(format!(
+            "switches need at least {} free ports to be connected",
+            if n == 2 { 1 } else { 2 }
+        )));
     }
     if !p.multi_links && p.links as u64 > n as u64 * (n as u64 - 1) / 2 {
         return Err(TopologyError::Parameters(
@@ -276,7 +275,7 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     }
     let mut rng = Pcg64::new(
         0xcafe_f00d_d15e_a5e5 ^ p.seed as u128,
-        0xa02b_dbf7_bb3c_0a7a_c28f_a16a_64ab_f96,
+        0x0a02_bdbf_7bb3_c0a7_ac28_fa16_a64a_bf96,
     );
     // Spanning tree: attach each switch (in random order) to a random earlier one with a free port.
     let mut free = vec![free_per; n as usize];
