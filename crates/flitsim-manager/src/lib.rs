@@ -10,6 +10,7 @@
 
 pub mod cdg;
 pub mod fabric;
+pub mod qos;
 pub mod routing;
 
 pub use fabric::{FabricConfig, Hop, NO_ROUTE};
