@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod cdg;
+pub mod ebb;
 pub mod fabric;
 pub mod qos;
 pub mod routing;

@@ -25,10 +25,12 @@
 #![warn(missing_docs)]
 
 pub mod generators;
+pub mod ibnetdiscover;
 mod io;
 
 pub use io::TopologyFile;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Index of a switch in [`Topology::switches`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -73,20 +75,33 @@ pub struct Link {
     pub width: u32,
 }
 
-/// A switch: a name and a port count.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A switch: a name, a port count and, optionally, its InfiniBand identity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Switch {
     /// Human-readable name (unique).
     pub name: String,
     /// Number of ports; ports are numbered `0..ports`.
     pub ports: PortNum,
+    /// Node GUID (unique among switches when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<u64>,
+    /// LID of the switch's management port 0 (unique among all LIDs when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lid: Option<u16>,
 }
 
-/// An endpoint (one port, number 0).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// An endpoint (one port, number 0) and, optionally, its InfiniBand identity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Endpoint {
     /// Human-readable name (unique).
     pub name: String,
+    /// Port GUID of the endpoint (unique among endpoints when present). An InfiniBand CA with
+    /// several connected ports becomes several endpoints, one per port GUID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<u64>,
+    /// LID of the endpoint (unique among all LIDs when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lid: Option<u16>,
 }
 
 /// What generated a topology; routing engines that need structure (DOR, fat-tree routing)
@@ -118,6 +133,20 @@ pub enum Shape {
         k: u32,
         /// Levels.
         n: u32,
+    },
+    /// Extended generalized fat tree XGFT(h; m₁..m_h; w₁..w_h) (Öhring, Ibel, Das and Kumar,
+    /// "On generalized fat trees", IPPS 1995). Level-0 nodes are the endpoints (so `w₁ = 1`),
+    /// levels 1..=h are switches, numbered level by level; see [`generators::xgft`] for node
+    /// and port numbering. (An XGFT whose level-0 nodes are *switches* carrying `e` endpoints
+    /// each — including Öhring's multi-port processing nodes, `e = 1` — is
+    /// XGFT(h+1; e,m₁..; 1,w₁..) and is described that way.)
+    Xgft {
+        /// Height: number of switch levels.
+        h: u32,
+        /// `m[i]`: children of a level-`(i+1)` node.
+        m: Vec<u32>,
+        /// `w[i]`: parents of a level-`i` node.
+        w: Vec<u32>,
     },
 }
 
@@ -169,7 +198,72 @@ pub struct Topology {
     switch_port_base: Vec<u32>,
     switch_peers: Vec<Option<Peer>>,
     endpoint_peers: Vec<Peer>,
+    ids: IdIndex,
 }
+
+/// GUID and LID lookup tables, rebuilt whenever identities change.
+#[derive(Clone, Debug, Default)]
+struct IdIndex {
+    switch_guid: HashMap<u64, u32>,
+    endpoint_guid: HashMap<u64, u32>,
+    endpoint_lid: HashMap<u16, u32>,
+}
+
+impl IdIndex {
+    /// Indexes the identities, rejecting duplicates and LID 0.
+    fn build(switches: &[Switch], endpoints: &[Endpoint]) -> Result<IdIndex, TopologyError> {
+        let mut ix = IdIndex::default();
+        let mut lids: HashMap<u16, String> = HashMap::new();
+        let mut claim_lid = |lid: u16, who: String| -> Result<(), TopologyError> {
+            if lid == 0 {
+                return Err(TopologyError::Invalid(format!(
+                    "{who} has LID 0, which is reserved"
+                )));
+            }
+            if let Some(prev) = lids.insert(lid, who.clone()) {
+                return Err(TopologyError::Invalid(format!(
+                    "LID {lid} is used by both {prev} and {who}"
+                )));
+            }
+            Ok(())
+        };
+        for (i, s) in switches.iter().enumerate() {
+            if let Some(g) = s.guid {
+                if let Some(prev) = ix.switch_guid.insert(g, i as u32) {
+                    return Err(TopologyError::Invalid(format!(
+                        "switches {} and {} have the same GUID {g:#018x}",
+                        switches[prev as usize].name, s.name
+                    )));
+                }
+            }
+            if let Some(l) = s.lid {
+                claim_lid(l, format!("switch {}", s.name))?;
+            }
+        }
+        for (i, e) in endpoints.iter().enumerate() {
+            if let Some(g) = e.guid {
+                if let Some(prev) = ix.endpoint_guid.insert(g, i as u32) {
+                    return Err(TopologyError::Invalid(format!(
+                        "endpoints {} and {} have the same GUID {g:#018x}",
+                        endpoints[prev as usize].name, e.name
+                    )));
+                }
+            }
+            if let Some(l) = e.lid {
+                claim_lid(l, format!("endpoint {}", e.name))?;
+                ix.endpoint_lid.insert(l, i as u32);
+            }
+        }
+        Ok(ix)
+    }
+}
+
+/// First GUID [`Topology::assign_guids_and_lids`] gives to switches (switch `i` gets base + i).
+pub const GENERATED_SWITCH_GUID_BASE: u64 = 0x0002_c900_0000_0000;
+/// First GUID [`Topology::assign_guids_and_lids`] gives to endpoints (endpoint `i` gets base + i).
+pub const GENERATED_ENDPOINT_GUID_BASE: u64 = 0x0002_c901_0000_0000;
+/// Largest unicast LID (InfiniBand Architecture Specification, LIDs 0x0001–0xBFFF).
+pub const MAX_UNICAST_LID: u16 = 0xbfff;
 
 impl Topology {
     /// Builds and validates a topology. Every endpoint must be linked to exactly one switch
@@ -265,6 +359,7 @@ impl Topology {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let ids = IdIndex::build(&switches, &endpoints)?;
         Ok(Topology {
             name: name.into(),
             shape,
@@ -274,7 +369,43 @@ impl Topology {
             switch_port_base,
             switch_peers,
             endpoint_peers,
+            ids,
         })
+    }
+
+    /// Gives every switch and endpoint a deterministic identity, replacing any it had:
+    /// switch `i` gets GUID [`GENERATED_SWITCH_GUID_BASE`]` + i` and LID `1 + i`; endpoint `i`
+    /// gets GUID [`GENERATED_ENDPOINT_GUID_BASE`]` + i` and LID `S + 1 + i` (`S` switches).
+    /// When `S + E` exceeds the unicast LID space ([`MAX_UNICAST_LID`]) no LIDs are assigned
+    /// (all become `None`). Every generator calls this.
+    pub fn assign_guids_and_lids(&mut self) {
+        let s = self.switches.len();
+        let fits = s + self.endpoints.len() <= MAX_UNICAST_LID as usize;
+        for (i, sw) in self.switches.iter_mut().enumerate() {
+            sw.guid = Some(GENERATED_SWITCH_GUID_BASE + i as u64);
+            sw.lid = fits.then_some(1 + i as u16);
+        }
+        for (i, e) in self.endpoints.iter_mut().enumerate() {
+            e.guid = Some(GENERATED_ENDPOINT_GUID_BASE + i as u64);
+            e.lid = fits.then(|| (s + 1 + i) as u16);
+        }
+        self.ids = IdIndex::build(&self.switches, &self.endpoints)
+            .expect("generated identities are unique");
+    }
+
+    /// The switch with node GUID `guid`.
+    pub fn switch_by_guid(&self, guid: u64) -> Option<SwitchId> {
+        self.ids.switch_guid.get(&guid).map(|&i| SwitchId(i))
+    }
+
+    /// The endpoint with port GUID `guid`.
+    pub fn endpoint_by_guid(&self, guid: u64) -> Option<EndpointId> {
+        self.ids.endpoint_guid.get(&guid).map(|&i| EndpointId(i))
+    }
+
+    /// The endpoint with LID `lid`.
+    pub fn endpoint_by_lid(&self, lid: u16) -> Option<EndpointId> {
+        self.ids.endpoint_lid.get(&lid).map(|&i| EndpointId(i))
     }
 
     /// Name of the topology.

@@ -257,11 +257,13 @@ mod tests {
                 .map(|i| Switch {
                     name: format!("s{i}"),
                     ports: 2,
+                    ..Switch::default()
                 })
                 .collect(),
             (0..2)
                 .map(|i| Endpoint {
                     name: format!("e{i}"),
+                    ..Endpoint::default()
                 })
                 .collect(),
             (0..2)

@@ -14,7 +14,16 @@
 //! |---|---|---|---|
 //! | `dor` | [`Shape::Torus`] (torus or mesh) | dateline VL per dimension (tori) | 2 (torus), 1 (mesh) |
 //! | `dmodk` (`updown-dmodk`) | [`Shape::KaryNTree`] | up/down paths | 1 |
+//! | `ftree` | [`Shape::KaryNTree`], [`Shape::Xgft`] | up/down paths | 1 |
+//! | `updn` | any connected | Up*/Down* turn restriction | 1 |
 //! | `minhop` | any | **not guaranteed** | 1 |
+//! | `sssp` | any | **not guaranteed** | 1 |
+//! | `lash` | any | acyclic virtual layers (first fit) | as many layers as needed |
+//! | `dfsssp` | any | acyclic virtual layers (cycle breaking) | as many layers as needed |
+//!
+//! Engines with parameters (Up*/Down* roots, DFSSSP's heuristic and variant, layer balancing)
+//! take them from [`EngineOptions`] through [`engine_with_options`] and [`route_with`];
+//! [`engine_by_name`] and [`route`] use the defaults.
 //!
 //! ## VLs, classes and service levels
 //!
@@ -27,15 +36,27 @@ use crate::{FabricConfig, RoutingError};
 use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
 use serde::{Deserialize, Serialize};
 
+mod dfsssp;
 mod dmodk;
 mod dor;
+mod ftree;
+mod lash;
+mod layered;
 mod minhop;
+mod sssp;
 #[cfg(test)]
 mod testutil;
+mod updn;
 
+pub use dfsssp::DfssspEngine;
 pub use dmodk::DmodkEngine;
 pub use dor::DorEngine;
+pub use ftree::FtreeEngine;
+pub use lash::LashEngine;
+pub use layered::CycleHeuristic;
 pub use minhop::MinHopEngine;
+pub use sssp::SsspEngine;
+pub use updn::UpDownEngine;
 
 /// What the caller asks of a routing engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,20 +81,73 @@ pub trait RoutingEngine: Send + Sync {
 }
 
 /// Names accepted by [`engine_by_name`], for messages and command-line help.
-pub const ENGINE_NAMES: &[&str] = &["dor", "dmodk", "updown-dmodk", "minhop"];
+pub const ENGINE_NAMES: &[&str] = &[
+    "dor",
+    "dmodk",
+    "updown-dmodk",
+    "minhop",
+    "ftree",
+    "updn",
+    "sssp",
+    "lash",
+    "dfsssp",
+];
 
-/// Looks an engine up by name: `"dor"`, `"dmodk"` (alias `"updown-dmodk"`) or `"minhop"`.
-/// An unknown name gives [`RoutingError::Unroutable`] listing the valid names.
-pub fn engine_by_name(name: &str) -> Result<Box<dyn RoutingEngine>, RoutingError> {
+/// Parameters of the engines that have any; each engine reads only its own fields and
+/// [`Default`] gives every engine's defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineOptions {
+    /// `updn`: root switches of the up/down orientation (empty: the highest-degree switch).
+    pub roots: Vec<SwitchId>,
+    /// `dfsssp`: which edge of a dependency cycle the offline algorithm cuts.
+    pub heuristic: CycleHeuristic,
+    /// `dfsssp`: assign paths online (first fit, one cycle search per path) instead of the
+    /// offline cycle breaking.
+    pub online: bool,
+    /// `dfsssp`, `lash`: spread the layers over spare VLs. `None` takes the engine's default
+    /// (on for `dfsssp`, as in the paper; off for `lash`, whose path SL is its layer).
+    pub balance: Option<bool>,
+    /// `dfsssp`, `lash`: use at most this many VLs (layers) per traffic class.
+    pub max_layers: Option<u8>,
+}
+
+/// Looks an engine up by name (see [`ENGINE_NAMES`]; `"updown-dmodk"` is an alias of
+/// `"dmodk"`) and configures it from `options`. An unknown name gives
+/// [`RoutingError::Unroutable`] listing the valid names.
+pub fn engine_with_options(
+    name: &str,
+    options: &EngineOptions,
+) -> Result<Box<dyn RoutingEngine>, RoutingError> {
     match name {
         "dor" => Ok(Box::new(DorEngine)),
         "dmodk" | "updown-dmodk" => Ok(Box::new(DmodkEngine)),
+        "ftree" => Ok(Box::new(FtreeEngine)),
+        "updn" => Ok(Box::new(UpDownEngine {
+            roots: options.roots.clone(),
+        })),
         "minhop" => Ok(Box::new(MinHopEngine)),
+        "sssp" => Ok(Box::new(SsspEngine)),
+        "lash" => Ok(Box::new(LashEngine {
+            balance: options.balance.unwrap_or(false),
+            max_layers: options.max_layers,
+        })),
+        "dfsssp" => Ok(Box::new(DfssspEngine {
+            heuristic: options.heuristic,
+            online: options.online,
+            balance: options.balance.unwrap_or(true),
+            max_layers: options.max_layers,
+        })),
         _ => Err(RoutingError::Unroutable(format!(
             "unknown routing engine '{name}'; valid names are: {}",
             ENGINE_NAMES.join(", ")
         ))),
     }
+}
+
+/// Looks an engine up by name with default options; see [`engine_with_options`].
+pub fn engine_by_name(name: &str) -> Result<Box<dyn RoutingEngine>, RoutingError> {
+    engine_with_options(name, &EngineOptions::default())
 }
 
 /// Routes `topo` with the engine called `name` and checks that the resulting tables have the
@@ -84,7 +158,17 @@ pub fn route(
     name: &str,
     req: &RoutingRequest,
 ) -> Result<FabricConfig, RoutingError> {
-    let fabric = engine_by_name(name)?.route(topo, req)?;
+    route_with(topo, name, req, &EngineOptions::default())
+}
+
+/// [`route`] with engine parameters.
+pub fn route_with(
+    topo: &Topology,
+    name: &str,
+    req: &RoutingRequest,
+    options: &EngineOptions,
+) -> Result<FabricConfig, RoutingError> {
+    let fabric = engine_with_options(name, options)?.route(topo, req)?;
     fabric.check_shape(topo)?;
     Ok(fabric)
 }
@@ -210,6 +294,7 @@ fn shape_name(shape: &Shape) -> String {
             if *wrap { "torus" } else { "mesh" }
         ),
         Shape::KaryNTree { k, n } => format!("a {k}-ary {n}-tree"),
+        Shape::Xgft { h, m, w, .. } => format!("an XGFT({h}; {m:?}; {w:?})"),
     }
 }
 
@@ -220,10 +305,18 @@ mod tests {
 
     #[test]
     fn unknown_engine_lists_valid_names() {
-        let err = engine_by_name("lash").err().expect("lash is not built in");
+        let err = engine_by_name("nope").err().expect("nope is not built in");
         let msg = err.to_string();
         assert!(matches!(err, RoutingError::Unroutable(_)));
-        for name in ["'lash'", "dor", "dmodk", "updown-dmodk", "minhop"] {
+        for name in [
+            "'nope'",
+            "dor",
+            "dmodk",
+            "updown-dmodk",
+            "minhop",
+            "lash",
+            "dfsssp",
+        ] {
             assert!(msg.contains(name), "{msg}");
         }
     }
@@ -235,7 +328,8 @@ mod tests {
         assert_eq!(engine_by_name("updown-dmodk").unwrap().name(), "dmodk");
         assert_eq!(engine_by_name("minhop").unwrap().name(), "minhop");
         for name in ENGINE_NAMES {
-            assert!(engine_by_name(name).is_ok());
+            let e = engine_by_name(name).unwrap();
+            assert!(*name == "updown-dmodk" || e.name() == *name, "{name}");
         }
     }
 

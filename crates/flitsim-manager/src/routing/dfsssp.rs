@@ -1,0 +1,176 @@
+//! Deadlock-free SSSP routing (DFSSSP): SSSP paths split into acyclic virtual layers.
+use super::layered::{
+    layer_weights, layered_fabric, offline_layers, online_layers, CycleHeuristic, Deps, LayerPlan,
+    PathSet, SwitchGraph,
+};
+use super::sssp::sssp_lft;
+use super::{RoutingEngine, RoutingRequest};
+use crate::{FabricConfig, RoutingError};
+use flitsim_topology::{EndpointId, Topology};
+
+/// DFSSSP (Domke, Hoefler & Nagel, "Deadlock-Free Oblivious Routing for Arbitrary
+/// Topologies", IPDPS 2011): the balanced minimal paths of [`super::SsspEngine`]
+/// (Algorithm 1), assigned to virtual layers so that each layer's channel dependency graph is
+/// acyclic.
+///
+/// **Layers.** A path is the sequence of directed switch-to-switch links its packets use; two
+/// consecutive links form a dependency. Paths are handled per (source switch, destination
+/// endpoint), weighted by the endpoints on the source switch (they share every channel).
+/// - *Offline* (default; the paper's Algorithm 2): all paths start in layer 0; a cycle search
+///   over the layer's CDG cuts each cycle it finds by moving all paths that induce one of its
+///   edges, chosen by `heuristic` ([`CycleHeuristic`]: weakest edge by default), to the next
+///   layer, then resumes; the next layer is processed likewise until a layer stays intact.
+/// - *Online* (`online: true`; the paper's first approach, as LASH does it): paths in order
+///   (source switch, then destination) go to the first layer that stays acyclic.
+///
+/// **VLs and SLs.** The path SL selects the layer's VL: wire SL = `class · routing_sls +
+/// path_sl`, and every hop (and the NIC's injection link) uses VL `base(class) + path_sl`
+/// ([`super::VlBlocks`]). With `balance` (default) the spare VLs of a class's block are given
+/// to the layers with the most paths per VL and each layer's endpoint pairs are spread over
+/// its VLs by `(src + dst) mod lanes` (the paper's balancing step; a subset of an acyclic
+/// layer is acyclic); then `routing_sls` is the block size, otherwise the number of layers.
+/// `max_layers` caps the VLs used per class.
+///
+/// **Deadlock freedom.** Every layer's CDG is acyclic and no path changes VL, so the CDG of the
+/// fabric, a disjoint union of the layers' CDGs, is acyclic (Dally & Seitz 1987). The engine
+/// needs as many VLs per class as layers; it fails with [`RoutingError::NotEnoughVls`]
+/// ("dfsssp needs N virtual layers …, but only M VLs are available") otherwise. On
+/// loop-free switch graphs and fat trees (minimal paths are up/down) one layer suffices;
+/// random networks typically need 3–5 with the weakest-edge heuristic (paper, Section IV).
+#[derive(Clone, Copy, Debug)]
+pub struct DfssspEngine {
+    /// Which cycle edge the offline algorithm cuts.
+    pub heuristic: CycleHeuristic,
+    /// Use the online (first-fit) assignment instead of the offline cycle breaking.
+    pub online: bool,
+    /// Spread paths over unused VLs.
+    pub balance: bool,
+    /// Use at most this many VLs (layers) per class.
+    pub max_layers: Option<u8>,
+}
+
+impl Default for DfssspEngine {
+    fn default() -> Self {
+        DfssspEngine {
+            heuristic: CycleHeuristic::Weakest,
+            online: false,
+            balance: true,
+            max_layers: None,
+        }
+    }
+}
+
+/// Layers the search may open before giving up (the SL space holds at most 255 per class).
+const LAYER_CAP: usize = 255;
+
+impl RoutingEngine for DfssspEngine {
+    fn name(&self) -> &'static str {
+        "dfsssp"
+    }
+
+    fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        let g = SwitchGraph::new(topo);
+        let lft = sssp_lft(topo, &g, self.name())?;
+        let paths = PathSet::from_lft(topo, &g, &lft, false)?;
+        let deps = Deps::new(&paths, g.channels);
+        let result = if self.online {
+            online_layers(&paths, &deps, g.channels, LAYER_CAP)
+        } else {
+            offline_layers(&paths, &deps, g.channels, self.heuristic, LAYER_CAP)
+        };
+        let method = if self.online {
+            "online first-fit layering".to_string()
+        } else {
+            format!(
+                "offline cycle breaking, {} edge heuristic",
+                self.heuristic.name()
+            )
+        };
+        let (layer, needed) = match result {
+            Ok((layer, n)) => (layer, Ok(n)),
+            Err(n) => (Vec::new(), Err(n)),
+        };
+        let weights = match needed {
+            Ok(n) => layer_weights(&paths, &layer, n),
+            Err(_) => Vec::new(),
+        };
+        let row_of_endpoint: Vec<u32> = (0..topo.num_endpoints() as u32)
+            .map(|e| paths.row[topo.endpoint_switch(EndpointId(e)).0 .0 as usize])
+            .collect();
+        let layer_of =
+            |src: usize, dst: usize| layer[row_of_endpoint[src] as usize * paths.dests + dst];
+        layered_fabric(
+            topo,
+            req,
+            lft,
+            &LayerPlan {
+                engine: self.name(),
+                method,
+                needed,
+                weights,
+                balance: self.balance,
+                max_layers: self.max_layers,
+                layer_of: &layer_of,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdg;
+    use flitsim_topology::generators;
+
+    #[test]
+    fn a_ring_needs_two_layers_and_gets_them() {
+        let topo = generators::torus(&[6], 1, 1, 1).unwrap();
+        let req = RoutingRequest { vls: 2, classes: 1 };
+        for online in [false, true] {
+            let e = DfssspEngine {
+                online,
+                ..Default::default()
+            };
+            let f = e.route(&topo, &req).unwrap();
+            assert_eq!(f.routing_sls, 2);
+            assert!(cdg::verify(&topo, &f).unwrap().deadlock_free);
+            let err = e
+                .route(&topo, &RoutingRequest { vls: 1, classes: 1 })
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("needs 2 virtual layers")
+                    && err.to_string().contains("only 1 VL is available"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn resuming_after_cuts_leaves_every_layer_acyclic() {
+        // Many cycles in one layer: a 5x5 torus with SSSP paths.
+        let topo = generators::torus(&[5, 5], 1, 1, 1).unwrap();
+        for h in [
+            CycleHeuristic::Weakest,
+            CycleHeuristic::Strongest,
+            CycleHeuristic::First,
+        ] {
+            let e = DfssspEngine {
+                heuristic: h,
+                balance: false,
+                ..Default::default()
+            };
+            let f = e
+                .route(
+                    &topo,
+                    &RoutingRequest {
+                        vls: 15,
+                        classes: 1,
+                    },
+                )
+                .unwrap();
+            let r = cdg::verify(&topo, &f).unwrap();
+            assert!(r.deadlock_free, "{h:?}: {:?}", r.cycle);
+            assert!(r.per_vl.iter().all(|v| v.acyclic));
+        }
+    }
+}
