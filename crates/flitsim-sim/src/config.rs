@@ -28,6 +28,9 @@ pub struct ExperimentConfig {
     pub nic: NicConfig,
     /// Offered traffic.
     pub traffic: TrafficConfig,
+    /// Quality of service: the output scheduler of every port and its tables.
+    #[serde(default)]
+    pub qos: QosConfig,
     /// Warm-up, measurement, drain and stall detection.
     #[serde(default)]
     pub run: RunConfig,
@@ -160,7 +163,8 @@ pub enum Switching {
     Wormhole,
 }
 
-/// Output-port scheduler (chooses which VL sends next). QoS schedulers plug in here.
+/// Output-port scheduler (chooses which VL sends next). Usually set for the whole fabric
+/// through `[qos]`; `switch.scheduler` and `nic.scheduler` set it per device kind.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SchedulerConfig {
@@ -173,6 +177,127 @@ pub enum SchedulerConfig {
         #[serde(default)]
         order: Vec<u8>,
     },
+    /// Simple Bandwidth Table: one weight (packets) per SL (Cano-Cano et al. 2022, Alg. 1).
+    Sbt {
+        /// Packets per table round, one per traffic class in class order.
+        weights: Vec<u32>,
+    },
+    /// DTable: an arbitration table of (SL, weight) entries with deficit counters
+    /// (Cano-Cano et al. 2022, Alg. 2); weights in flits.
+    Dtable {
+        /// The table, in order.
+        entries: Vec<DTableEntryConfig>,
+    },
+    /// InfiniBand VLArbitration: high- and low-priority tables of (VL, weight in flits).
+    VlArb {
+        /// High-priority table: `[vl, weight]` pairs.
+        high: Vec<(u8, u32)>,
+        /// Low-priority table: `[vl, weight]` pairs.
+        low: Vec<(u8, u32)>,
+        /// 4096-byte units (64 flits) of high priority sent while low waits; 255 = unlimited.
+        #[serde(default)]
+        limit_of_high_priority: u8,
+    },
+}
+
+/// One DTable entry.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DTableEntryConfig {
+    /// SL (traffic class index).
+    pub sl: u8,
+    /// Weight, flits.
+    pub weight: u32,
+}
+
+/// Which QoS output scheduler every switch port and NIC uses.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QosScheduler {
+    /// No QoS section: `switch.scheduler` and `nic.scheduler` apply.
+    #[default]
+    None,
+    /// Round robin among SLs: an SBT table with equal weights (the paper's baseline).
+    Rr,
+    /// SBT with `qos.sbt.weights` (default: the classes' shares in percent).
+    Sbt,
+    /// DTable configured by the DTable methodology from `[qos.dtable]`.
+    Dtable,
+    /// InfiniBand VLArbitration tables from `[qos.vlarb]`.
+    VlArb,
+}
+
+/// QoS configuration of the whole fabric.
+#[derive(Clone, Debug, Serialize, Deserialize, Default, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QosConfig {
+    /// The output scheduler of every switch port and NIC (`rr`, `sbt`, `dtable`, `vl_arb`).
+    #[serde(default)]
+    pub scheduler: QosScheduler,
+    /// SBT weights.
+    #[serde(default)]
+    pub sbt: Option<SbtQosConfig>,
+    /// DTable methodology parameters.
+    #[serde(default)]
+    pub dtable: Option<DTableQosConfig>,
+    /// InfiniBand VLArbitration tables.
+    #[serde(default)]
+    pub vlarb: Option<VlArbQosConfig>,
+}
+
+/// SBT weights.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SbtQosConfig {
+    /// Packets per round, one per class (the paper uses percentages summing to 100).
+    pub weights: Vec<u32>,
+}
+
+/// Parameters of the DTable configuration methodology (Cano-Cano et al. 2022, §3.3.2); the
+/// table is computed with `flitsim_manager::qos::configure_dtable`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DTableQosConfig {
+    /// Table entries N (default 128).
+    #[serde(default = "default_entries")]
+    pub entries: u32,
+    /// Global MTU in flits (default: the largest class MTU).
+    #[serde(default)]
+    pub gmtu: Option<u32>,
+    /// Maximum entry weight in GMTUs, w (default 8).
+    #[serde(default = "default_w")]
+    pub w: u32,
+    /// Pool factor k ≤ w (default 2).
+    #[serde(default = "default_k")]
+    pub k: u32,
+    /// Maximum distance between consecutive entries of each class (latency requirement).
+    pub max_distance: Vec<u32>,
+    /// Bandwidth share of each class (default: the classes' traffic shares, normalised).
+    #[serde(default)]
+    pub shares: Option<Vec<f64>>,
+}
+
+fn default_entries() -> u32 {
+    128
+}
+fn default_w() -> u32 {
+    8
+}
+fn default_k() -> u32 {
+    2
+}
+
+/// InfiniBand VLArbitration tables.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VlArbQosConfig {
+    /// High-priority `[vl, weight]` pairs (weights in flits).
+    pub high: Vec<(u8, u32)>,
+    /// Low-priority `[vl, weight]` pairs.
+    pub low: Vec<(u8, u32)>,
+    /// LimitOfHighPriority (255 = unlimited).
+    #[serde(default)]
+    pub limit_of_high_priority: u8,
 }
 
 /// Dynamically shared input buffer: each VL owns `min_per_vl` flits and may grow into a shared
@@ -241,7 +366,8 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
-    /// Bounded NIC buffer between the application queue and the link, flits (default 256).
+    /// Bounded NIC buffer between the application queues and the link, flits per VL
+    /// (default 256).
     #[serde(default = "default_nic_buffer")]
     pub buffer_flits: u32,
     /// Injection scheduler (chooses the VL to inject next).

@@ -30,6 +30,7 @@
 
 pub mod config;
 pub mod network;
+pub mod qos;
 pub mod scheduler;
 pub mod stats;
 pub mod traffic;
@@ -124,6 +125,7 @@ pub fn build_fabric(
         match topo.shape() {
             Shape::Torus { .. } => "dor",
             Shape::KaryNTree { .. } => "dmodk",
+            Shape::Xgft { .. } => "ftree",
             Shape::Irregular => "minhop",
         }
         .to_string()

@@ -30,7 +30,7 @@
 //! routing delay `R`, measured from generation to tail delivery, is therefore
 //! `(k + 1)·L + k·R + P − 1` cycles (see the `closed_form` tests).
 use crate::config::{ExperimentConfig, InjectionKind, Switching};
-use crate::scheduler::{OutputScheduler, RoundRobinArbiter, VlMask};
+use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::*;
 use crate::traffic::{stream, ComponentRng, Pattern, StreamKind};
 use crate::SimError;
@@ -46,6 +46,9 @@ const NO_VL: u8 = u8::MAX;
 const EV_FLIT: u8 = 1;
 const F_HEAD: u8 = 2;
 const F_TAIL: u8 = 4;
+
+/// A switch allocation request: (input port, input VL, output port, output VL, SL of the packet).
+type Request = (u16, u8, u16, u8, u8);
 
 /// A scripted message: (cycle, order of scheduling, source, destination, class, flits).
 type Scripted = (u64, u64, u32, u32, u8, u32);
@@ -161,7 +164,10 @@ struct Nic {
     cur_vl: u8,
     rr_class: u8,
     seq: u64,
-    need: u32,
+    /// Flits in the NIC buffer per VL.
+    vl_used: Vec<u32>,
+    /// Flits that must leave before a waiting head can fit (0: try the refill).
+    skip: u32,
 }
 
 struct Source {
@@ -265,7 +271,8 @@ pub struct Network {
     free_packets: Vec<u32>,
     wheel: TimeWheel,
     // scratch
-    reqs: Vec<(u16, u8, u16, u8)>,
+    reqs: Vec<Request>,
+    cands: Vec<Candidate>,
     // counters
     buffered_total: u64,
     flits_generated: u64,
@@ -422,17 +429,21 @@ impl Network {
                 to_switch: false,
             };
         }
-        let mut sched = Vec::with_capacity(g_total);
-        for g in 0..g_total {
-            let c = if g < nsp {
-                &cfg.switch.scheduler
-            } else {
-                &cfg.nic.scheduler
-            };
-            sched.push(
-                OutputScheduler::new(c, vls as u8).map_err(|m| err(format!("scheduler: {m}")))?,
-            );
-        }
+        let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
+        let port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
+        let switch_sched = OutputScheduler::new(&port_scheds.switch, vls as u8, &mtu_flits)
+            .map_err(|m| err(format!("switch scheduler: {m}")))?;
+        let nic_sched = OutputScheduler::new(&port_scheds.nic, vls as u8, &mtu_flits)
+            .map_err(|m| err(format!("NIC scheduler: {m}")))?;
+        let sched: Vec<OutputScheduler> = (0..g_total)
+            .map(|g| {
+                if g < nsp {
+                    switch_sched.clone()
+                } else {
+                    nic_sched.clone()
+                }
+            })
+            .collect();
         // Traffic.
         let pattern = Pattern::build(
             cfg.traffic.pattern,
@@ -482,7 +493,8 @@ impl Network {
                 cur_vl: 0,
                 rr_class: 0,
                 seq: 0,
-                need: 0,
+                vl_used: vec![0; vls],
+                skip: 0,
             })
             .collect();
         let lft = fabric.lft.clone();
@@ -522,12 +534,13 @@ impl Network {
             oused: vec![0; g_total * vls],
             o_waiting: vec![0; g_total],
             o_cur: vec![NO_VL; g_total],
-            xsched: (0..g_total)
-                .map(|_| {
-                    OutputScheduler::new(&crate::config::SchedulerConfig::RoundRobin, vls as u8)
-                })
-                .collect::<Result<_, _>>()
-                .map_err(err)?,
+            xsched: vec![
+                OutputScheduler::RoundRobin {
+                    last: vls as u8 - 1,
+                    vls: vls as u8
+                };
+                g_total
+            ],
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             org,
             switches,
@@ -545,6 +558,7 @@ impl Network {
             free_packets: Vec::new(),
             wheel,
             reqs: Vec::new(),
+            cands: Vec::new(),
             buffered_total: 0,
             flits_generated: 0,
             flits_delivered: 0,
@@ -874,7 +888,7 @@ impl Network {
             self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
         }
         let nic = &mut self.nics[e as usize];
-        nic.need = 0;
+        nic.skip = 0;
         nic.app[c].push_back(Msg {
             gen: t,
             dst,
@@ -900,22 +914,39 @@ impl Network {
     #[inline(never)]
     fn step_nic(&mut self, e: usize, t: u64, window: (u64, u64)) {
         let classes = self.mtu.len();
-        // 1. Application queues → NIC buffer, one packet per class per round, while they fit.
-        // `need` is the smallest next packet of the queued messages when the last attempt moved
-        // nothing (0 = unknown): until that much space is free, nothing can move.
-        if self.nics[e].app_msgs > 0 && self.nics[e].used + self.nics[e].need <= self.nic_capacity {
+        // 1. Application queues → NIC buffer (a queue per VL, `nic.buffer_flits` each), one
+        // packet per class per round while they fit. A head that does not fit blocks its VL for
+        // the rest of the refill, so small packets of another class cannot overtake it into
+        // that VL and starve it. `skip` counts flits that must leave the NIC before any waiting
+        // head can fit (0 = try now); a new message resets it.
+        if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
+            let mut blocked: u32 = 0;
+            let mut shortfall = u32::MAX;
             loop {
                 let mut moved = false;
                 for k in 0..classes {
-                    let nic = &mut self.nics[e];
+                    let nic = &self.nics[e];
                     let c = (nic.rr_class as usize + k) % classes;
-                    let Some(msg) = nic.app[c].front_mut() else {
+                    let Some(msg) = nic.app[c].front() else {
                         continue;
                     };
                     let len = msg.left.min(self.mtu[c] as u32);
-                    if nic.used + len > self.nic_capacity {
+                    let dst = msg.dst;
+                    let wire_sl = self
+                        .fabric
+                        .wire_sl(c as u8, e as u32, dst, self.n_endpoints);
+                    let vl = self.nic_sl2vl[wire_sl as usize] as usize;
+                    if blocked & (1 << vl) != 0 {
                         continue;
                     }
+                    let free = self.nic_capacity - nic.vl_used[vl];
+                    if len > free {
+                        blocked |= 1 << vl;
+                        shortfall = shortfall.min(len - free);
+                        continue;
+                    }
+                    let nic = &mut self.nics[e];
+                    let msg = nic.app[c].front_mut().unwrap();
                     let m = *msg;
                     msg.left -= len;
                     if msg.left == 0 {
@@ -923,12 +954,9 @@ impl Network {
                         nic.app_msgs -= 1;
                     }
                     nic.used += len;
+                    nic.vl_used[vl] += len;
                     let seq = nic.seq;
                     nic.seq += 1;
-                    let wire_sl = self
-                        .fabric
-                        .wire_sl(c as u8, e as u32, m.dst, self.n_endpoints);
-                    let vl = self.nic_sl2vl[wire_sl as usize];
                     let id = self.alloc_packet(Packet {
                         src: e as u32,
                         dst: m.dst,
@@ -941,20 +969,15 @@ impl Network {
                         hops: 0,
                         measured: m.measured,
                     });
-                    self.nics[e].queues[vl as usize].push_back(id);
+                    self.nics[e].queues[vl].push_back(id);
                     moved = true;
                 }
                 let nic = &mut self.nics[e];
                 nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
-                if !moved {
-                    nic.need = (0..classes)
-                        .filter_map(|c| nic.app[c].front().map(|m| m.left.min(self.mtu[c] as u32)))
-                        .min()
-                        .unwrap_or(0);
-                    break;
-                }
-                nic.need = 0;
-                if nic.app_msgs == 0 {
+                if !moved || nic.app_msgs == 0 {
+                    if nic.app_msgs > 0 && shortfall != u32::MAX {
+                        nic.skip = shortfall;
+                    }
                     break;
                 }
             }
@@ -962,26 +985,36 @@ impl Network {
         let g = self.nic_base as usize + e;
         // 2. Start a packet when the link is free.
         if self.nics[e].cur == NONE {
-            let mut mask: VlMask = 0;
+            let mut cands = std::mem::take(&mut self.cands);
+            cands.clear();
             for v in 0..self.vls {
                 if let Some(&p) = self.nics[e].queues[v].front() {
+                    let pk = &self.packets[p as usize];
                     let need = if self.switching == Switching::Vct {
-                        self.packets[p as usize].len as u32
+                        pk.len as u32
                     } else {
                         1
                     };
                     if self.can_accept(g, v, need) {
-                        mask |= 1 << v;
+                        cands.push(Candidate {
+                            vl: v as u8,
+                            sl: pk.class,
+                        });
                     }
                 }
             }
-            if mask == 0 {
-                return;
-            }
-            let v = self.sched[g].pick(mask);
+            let picked = if cands.is_empty() {
+                None
+            } else {
+                self.sched[g].pick(&cands)
+            };
+            let chosen = picked.map(|i| cands[i]);
+            self.cands = cands;
+            let Some(chosen) = chosen else { return };
+            let v = chosen.vl;
             let p = self.nics[e].queues[v as usize].pop_front().unwrap();
             let len = self.packets[p as usize].len as u32;
-            self.sched[g].sent(v, len);
+            self.sched[g].sent(chosen, len);
             if self.switching == Switching::Vct {
                 self.reserve(g, v as usize, len);
             }
@@ -1027,6 +1060,8 @@ impl Network {
         let nic = &mut self.nics[e];
         nic.cur_sent += n as u16;
         nic.used -= n;
+        nic.vl_used[v] -= n;
+        nic.skip = nic.skip.saturating_sub(n);
         if nic.cur_sent == len {
             nic.cur = NONE;
         }
@@ -1086,7 +1121,8 @@ impl Network {
                         self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
                     };
                     if ok {
-                        reqs.push((ip as u16, v as u8, h.out_port, h.out_vl));
+                        let class = self.packets[h.pkt as usize].class;
+                        reqs.push((ip as u16, v as u8, h.out_port, h.out_vl, class));
                         chosen = true;
                     } else {
                         credit_blocked = true;
@@ -1101,23 +1137,37 @@ impl Network {
                 continue;
             }
             // All requests for this output, from index i on (earlier ones were other outputs).
-            let mut mask: VlMask = 0;
+            let mut cands = std::mem::take(&mut self.cands);
+            cands.clear();
             for r in &reqs[i..] {
-                if r.2 == op {
-                    mask |= 1 << r.3;
+                let c = Candidate { vl: r.3, sl: r.4 };
+                if r.2 == op && !cands.contains(&c) {
+                    cands.push(c);
                 }
             }
             let go = base + op as usize;
-            let vl = if self.obuf_cap > 0 {
-                self.xsched[go].pick(mask)
+            let picked = if self.obuf_cap > 0 {
+                self.xsched[go].pick(&cands)
             } else {
-                self.sched[go].pick(mask)
+                self.sched[go].pick(&cands)
+            };
+            let chosen = picked.map(|k| cands[k]);
+            self.cands = cands;
+            let Some(chosen) = chosen else {
+                // The scheduler lets none of them go now: try again next cycle.
+                for r in reqs.iter_mut().skip(i) {
+                    if r.2 == op {
+                        r.2 = u16::MAX;
+                    }
+                }
+                lost = true;
+                continue;
             };
             let start = self.rr_out[go].start(np);
             let mut best: Option<usize> = None;
             let mut best_key = usize::MAX;
             for (j, r) in reqs.iter().enumerate().skip(i) {
-                if r.2 == op && r.3 == vl {
+                if r.2 == op && r.3 == chosen.vl && r.4 == chosen.sl {
                     let key = (r.0 as usize + np - start) % np;
                     if key < best_key {
                         best_key = key;
@@ -1126,7 +1176,7 @@ impl Network {
                 }
             }
             let j = best.expect("a request for the chosen VL");
-            let (ip, iv, _, ov) = reqs[j];
+            let (ip, iv, _, ov, class) = reqs[j];
             for r in reqs.iter_mut().skip(i) {
                 if r.2 == op {
                     if r.0 != ip {
@@ -1153,7 +1203,7 @@ impl Network {
                 } else {
                     self.vl_owner[go * vls + ov as usize] = pkt;
                 }
-                self.sched[go].sent(ov, remaining);
+                self.sched[go].sent(Candidate { vl: ov, sl: class }, remaining);
             }
             self.rr_in[gi].grant(iv as usize);
             self.rr_out[go].grant(ip as usize);
@@ -1291,7 +1341,8 @@ impl Network {
                 continue;
             }
             if self.o_cur[go] == NO_VL {
-                let mut mask: VlMask = 0;
+                let mut cands = std::mem::take(&mut self.cands);
+                cands.clear();
                 let mut bits = self.o_waiting[go];
                 while bits != 0 {
                     let v = bits.trailing_zeros() as usize;
@@ -1303,13 +1354,21 @@ impl Network {
                         self.vl_owner[go * vls + v] == NONE && self.can_accept(go, v, 1)
                     };
                     if ok {
-                        mask |= 1 << v;
+                        cands.push(Candidate {
+                            vl: v as u8,
+                            sl: self.packets[h.pkt as usize].class,
+                        });
                     }
                 }
-                if mask == 0 {
-                    continue;
-                }
-                let v = self.sched[go].pick(mask);
+                let picked = if cands.is_empty() {
+                    None
+                } else {
+                    self.sched[go].pick(&cands)
+                };
+                let chosen = picked.map(|k| cands[k]);
+                self.cands = cands;
+                let Some(chosen) = chosen else { continue };
+                let v = chosen.vl;
                 let h = *self.obufs[go * vls + v as usize].front().unwrap();
                 let remaining = (h.len - h.sent) as u32;
                 if vct {
@@ -1317,7 +1376,7 @@ impl Network {
                 } else {
                     self.vl_owner[go * vls + v as usize] = h.pkt;
                 }
-                self.sched[go].sent(v, remaining);
+                self.sched[go].sent(chosen, remaining);
                 self.o_cur[go] = v;
             }
             let v = self.o_cur[go] as usize;

@@ -1,32 +1,91 @@
-//! Output-port schedulers: given the set of VLs that have a packet able to start on a port,
-//! choose one. One scheduler instance per switch output port and per NIC. QoS schedulers
-//! (SBT, DTable, IB VLArbitration, EDF) are further variants of [`OutputScheduler`]; the engine
-//! only calls [`OutputScheduler::pick`] and [`OutputScheduler::sent`].
+//! Output-port schedulers: when a port is free to start a packet, choose which VL sends next.
+//! One instance per switch output port and per NIC.
+//!
+//! The engine offers [`Candidate`]s: the VLs whose head packet could start now, each with the
+//! SL (traffic class) of that head packet. SL-based schedulers (SBT, DTable) need the SL because
+//! bandwidth is distributed per SL, not per VL, and several SLs may share a VL (Cano-Cano et
+//! al. 2022, `shared/papers/000_942770a54f7010fd.txt`, §3.2 and Table 7).
+//!
+//! A scheduler is *work conserving* here: an SL is "active" when one of its packets can start
+//! now (its head is routed to this port and the next buffer has room for it).
 use crate::config::SchedulerConfig;
+use std::sync::Arc;
 
-/// Bit set of VLs (bit v = VL v), up to 32 VLs.
-pub type VlMask = u32;
+/// A VL that can start a packet now, and the SL (class) of its head packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The VL.
+    pub vl: u8,
+    /// SL (traffic class) of the packet at the head of the VL.
+    pub sl: u8,
+}
 
-/// A scheduler's state.
+/// State of the SBT scheduler (Algorithm 1 of the paper above).
+#[derive(Clone, Debug)]
+pub struct Sbt {
+    weights: Arc<[u32]>,
+    remaining: Vec<u32>,
+    last_vl: u8,
+    vls: u8,
+}
+
+/// State of the DTable scheduler (Algorithm 2 of the paper above).
+#[derive(Clone, Debug)]
+pub struct DTable {
+    /// Table entries in order: (SL, weight in flits).
+    entries: Arc<[(u8, u32)]>,
+    /// MTU of each SL, flits: the weight one message consumes.
+    mtu: Arc<[u32]>,
+    deficit: Vec<u32>,
+    acc: u32,
+    cur_sl: Option<u8>,
+    cur_entry: usize,
+    /// Per SL, the last VL served (round robin among the VLs of an SL).
+    last_vl: Vec<u8>,
+    vls: u8,
+}
+
+/// State of InfiniBand VL arbitration (high and low priority tables, LimitOfHighPriority).
+#[derive(Clone, Debug)]
+pub struct VlArb {
+    high: Arc<[(u8, u32)]>,
+    low: Arc<[(u8, u32)]>,
+    /// Flits of high-priority data that may be sent while low-priority packets wait
+    /// (`None`: unlimited).
+    high_limit: Option<u64>,
+    cur: [usize; 2],
+    credit: [i64; 2],
+    high_sent: u64,
+    last_table: usize,
+}
+
+/// A scheduler's state. Built-in variants are an enum so the engine dispatches statically.
 #[derive(Clone, Debug)]
 pub enum OutputScheduler {
-    /// Round robin: the first eligible VL after the last one served.
+    /// Round robin among VLs.
     RoundRobin {
         /// Last VL served.
         last: u8,
         /// Number of VLs.
         vls: u8,
     },
-    /// Strict priority: `rank[v]` is VL v's priority (0 = highest).
+    /// Strict priority among VLs, highest first.
     StrictPriority {
         /// VLs in priority order, highest first.
         order: Vec<u8>,
     },
+    /// Simple Bandwidth Table.
+    Sbt(Sbt),
+    /// DTable with deficit counters.
+    DTable(DTable),
+    /// InfiniBand VLArbitration tables.
+    VlArb(VlArb),
 }
 
 impl OutputScheduler {
-    /// Builds a scheduler for a port with `vls` VLs.
-    pub fn new(cfg: &SchedulerConfig, vls: u8) -> Result<Self, String> {
+    /// Builds a scheduler for a port with `vls` VLs; `mtu[sl]` is each SL's MTU in flits.
+    pub fn new(cfg: &SchedulerConfig, vls: u8, mtu: &[u32]) -> Result<Self, String> {
+        let sls = mtu.len();
         Ok(match cfg {
             SchedulerConfig::RoundRobin => OutputScheduler::RoundRobin { last: vls - 1, vls },
             SchedulerConfig::StrictPriority { order } => {
@@ -48,39 +107,258 @@ impl OutputScheduler {
                 }
                 OutputScheduler::StrictPriority { order: full }
             }
+            SchedulerConfig::Sbt { weights } => {
+                if weights.len() != sls {
+                    return Err(format!(
+                        "sbt: {} weights for {sls} SLs (one weight per traffic class)",
+                        weights.len()
+                    ));
+                }
+                if weights.iter().all(|&w| w == 0) {
+                    return Err("sbt: all weights are zero".into());
+                }
+                OutputScheduler::Sbt(Sbt {
+                    weights: weights.clone().into(),
+                    remaining: weights.clone(),
+                    last_vl: 0,
+                    vls,
+                })
+            }
+            SchedulerConfig::Dtable { entries } => {
+                if entries.is_empty() {
+                    return Err("dtable: the table has no entries".into());
+                }
+                for (i, e) in entries.iter().enumerate() {
+                    if e.sl as usize >= sls {
+                        return Err(format!(
+                            "dtable: entry {i} names SL {}, but there are {sls} SLs",
+                            e.sl
+                        ));
+                    }
+                    if e.weight > 0 && e.weight < mtu[e.sl as usize] {
+                        return Err(format!(
+                            "dtable: entry {i} of SL {} has weight {}, which cannot deliver one MTU ({} flits)",
+                            e.sl, e.weight, mtu[e.sl as usize]
+                        ));
+                    }
+                }
+                OutputScheduler::DTable(DTable {
+                    entries: entries.iter().map(|e| (e.sl, e.weight)).collect(),
+                    mtu: mtu.into(),
+                    deficit: vec![0; sls],
+                    acc: 0,
+                    cur_sl: None,
+                    cur_entry: entries.len() - 1,
+                    last_vl: vec![vls - 1; sls],
+                    vls,
+                })
+            }
+            SchedulerConfig::VlArb {
+                high,
+                low,
+                limit_of_high_priority,
+            } => {
+                for &(v, _) in high.iter().chain(low.iter()) {
+                    if v >= vls {
+                        return Err(format!(
+                            "vlarb: a table names VL {v}, but there are only {vls} VLs"
+                        ));
+                    }
+                }
+                if high.iter().chain(low.iter()).all(|&(_, w)| w == 0) {
+                    return Err("vlarb: both tables are empty".into());
+                }
+                OutputScheduler::VlArb(VlArb {
+                    high: high.clone().into(),
+                    low: low.clone().into(),
+                    // LimitOfHighPriority counts 4096-byte units; with 64-byte flits, 64 flits each.
+                    high_limit: (*limit_of_high_priority != 255)
+                        .then(|| *limit_of_high_priority as u64 * 64),
+                    cur: [0, 0],
+                    credit: [0, 0],
+                    high_sent: 0,
+                    last_table: 1,
+                })
+            }
         })
     }
 
-    /// Chooses one VL from the non-empty `eligible` mask.
+    /// Chooses one of the non-empty `cands`; returns its index, or `None` when the scheduler
+    /// lets none of them send now (DTable and VLArb when no active SL/VL has a table entry).
     #[inline]
-    pub fn pick(&mut self, eligible: VlMask) -> u8 {
-        debug_assert!(eligible != 0);
+    pub fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
+        debug_assert!(!cands.is_empty());
         match self {
             OutputScheduler::RoundRobin { last, vls } => {
-                let start = (*last as u32 + 1) % *vls as u32;
-                // Rotate so that `start` is bit 0, then take the lowest set bit.
-                let n = *vls as u32;
-                let full = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let rotated = if start == 0 {
-                    eligible
-                } else {
-                    ((eligible >> start) | (eligible << (n - start))) & full
-                };
-                let v = ((rotated.trailing_zeros() + start) % n) as u8;
-                *last = v;
-                v
+                let n = *vls as usize;
+                let mut best = None;
+                let mut best_d = usize::MAX;
+                for (i, c) in cands.iter().enumerate() {
+                    let d = (c.vl as usize + n - *last as usize - 1) % n;
+                    if d < best_d {
+                        best_d = d;
+                        best = Some(i);
+                    }
+                }
+                let i = best?;
+                *last = cands[i].vl;
+                Some(i)
             }
-            OutputScheduler::StrictPriority { order } => *order
+            OutputScheduler::StrictPriority { order } => order
                 .iter()
-                .find(|&&v| eligible & (1 << v) != 0)
-                .expect("eligible VL in order"),
+                .find_map(|&v| cands.iter().position(|c| c.vl == v)),
+            OutputScheduler::Sbt(s) => s.pick(cands),
+            OutputScheduler::DTable(d) => d.pick(cands),
+            OutputScheduler::VlArb(a) => a.pick(cands),
         }
     }
 
-    /// Informs the scheduler that `flits` of a packet on `vl` were committed to the port
-    /// (weighted schedulers charge them here).
+    /// Informs the scheduler that a packet of `flits` started on `c.vl`.
     #[inline]
-    pub fn sent(&mut self, _vl: u8, _flits: u32) {}
+    pub fn sent(&mut self, c: Candidate, flits: u32) {
+        if let OutputScheduler::VlArb(a) = self {
+            a.sent(c, flits);
+        }
+    }
+}
+
+impl Sbt {
+    /// Algorithm 1: visit VLs from the last one served; the first active SL with weight left
+    /// sends one packet (weight − 1). If no active SL has weight left, an active SL without
+    /// weight may still send (no starvation, no idle link) — unless every weight is used up,
+    /// in which case the table is restored first and the choice is made with the restored
+    /// weights. (The listing returns the weightless VL even after the restore, which hands one
+    /// uncharged packet per round to some SL; with the equal weights of the round-robin
+    /// baseline, e.g. 1 per SL, that would give one SL twice the packets of another. The text
+    /// says equal weights give round robin whatever their value, so the restore comes first.)
+    fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
+        if self.remaining.iter().all(|&w| w == 0) {
+            self.remaining.copy_from_slice(&self.weights);
+        }
+        let mut without_weight = None;
+        for i in 0..self.vls {
+            let vl = (self.last_vl + i) % self.vls;
+            let Some(ci) = cands.iter().position(|c| c.vl == vl) else {
+                continue;
+            };
+            let sl = cands[ci].sl as usize;
+            if self.remaining[sl] > 0 {
+                self.last_vl = vl;
+                self.remaining[sl] -= 1;
+                return Some(ci);
+            }
+            without_weight = Some(ci);
+        }
+        let ci = without_weight?;
+        self.last_vl = cands[ci].vl;
+        Some(ci)
+    }
+}
+
+impl DTable {
+    /// Algorithm 2: keep serving the current SL while its accumulated weight covers an MTU;
+    /// otherwise save the rest as its deficit (or drop it when the SL went idle) and move to the
+    /// next table entry of an active SL, whose weight plus the SL's deficit becomes the
+    /// accumulated weight. Each message costs the SL's MTU. Among the VLs of one SL, round robin.
+    fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
+        let active = |sl: u8| cands.iter().any(|c| c.sl == sl);
+        if let Some(sl) = self.cur_sl {
+            if !active(sl) {
+                self.acc = 0;
+                self.deficit[sl as usize] = 0;
+                self.cur_sl = None;
+            } else if self.mtu[sl as usize] > self.acc {
+                self.deficit[sl as usize] = self.acc;
+                self.cur_sl = None;
+            }
+        }
+        let sl = match self.cur_sl {
+            Some(sl) => sl,
+            None => {
+                let n = self.entries.len();
+                let e = (1..=n)
+                    .map(|d| (self.cur_entry + d) % n)
+                    .find(|&e| self.entries[e].1 > 0 && active(self.entries[e].0))?;
+                self.cur_entry = e;
+                let (sl, weight) = self.entries[e];
+                self.acc = self.deficit[sl as usize] + weight;
+                self.cur_sl = Some(sl);
+                sl
+            }
+        };
+        self.acc = self.acc.saturating_sub(self.mtu[sl as usize]);
+        // Round robin among the VLs of this SL.
+        let n = self.vls as usize;
+        let last = self.last_vl[sl as usize] as usize;
+        let ci = cands
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.sl == sl)
+            .min_by_key(|(_, c)| (c.vl as usize + n - last - 1) % n)
+            .map(|(i, _)| i)?;
+        self.last_vl[sl as usize] = cands[ci].vl;
+        Some(ci)
+    }
+}
+
+impl VlArb {
+    /// InfiniBand VL arbitration: the high-priority table is served first, entry by entry, each
+    /// entry's VL sending while its weight (flits) lasts; after `high_limit` flits of high
+    /// priority with low-priority packets waiting, one low-priority packet goes.
+    fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
+        let has = |t: &[(u8, u32)]| {
+            cands
+                .iter()
+                .any(|c| t.iter().any(|&(v, w)| w > 0 && v == c.vl))
+        };
+        let high_ok = has(&self.high);
+        let low_ok = has(&self.low);
+        let table = if high_ok && !(low_ok && self.high_limit.is_some_and(|l| self.high_sent >= l))
+        {
+            0
+        } else if low_ok {
+            1
+        } else {
+            return None;
+        };
+        let entries = if table == 0 {
+            self.high.clone()
+        } else {
+            self.low.clone()
+        };
+        let n = entries.len();
+        // Continue the current entry while it has weight and its VL can send.
+        let (cur_vl, cur_weight) = entries[self.cur[table]];
+        if self.credit[table] > 0 && cur_weight > 0 {
+            if let Some(ci) = cands.iter().position(|c| c.vl == cur_vl) {
+                self.last_table = table;
+                return Some(ci);
+            }
+        }
+        for d in 1..=n {
+            let i = (self.cur[table] + d) % n;
+            let (v, w) = entries[i];
+            if w > 0 {
+                if let Some(ci) = cands.iter().position(|c| c.vl == v) {
+                    self.cur[table] = i;
+                    self.credit[table] = w as i64;
+                    self.last_table = table;
+                    return Some(ci);
+                }
+            }
+        }
+        None
+    }
+
+    fn sent(&mut self, _c: Candidate, flits: u32) {
+        let t = self.last_table;
+        self.credit[t] -= flits as i64;
+        if t == 0 {
+            self.high_sent += flits as u64;
+        } else {
+            self.high_sent = 0;
+        }
+    }
 }
 
 /// Round-robin arbiter over `n` requesters, granting the first requester after the last grant.
@@ -105,6 +383,12 @@ impl RoundRobinArbiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DTableEntryConfig;
+    use rand::{Rng, SeedableRng};
+
+    fn cands(vls: &[(u8, u8)]) -> Vec<Candidate> {
+        vls.iter().map(|&(vl, sl)| Candidate { vl, sl }).collect()
+    }
 
     /// Reference model: scan VLs last+1, last+2, … and take the first eligible one.
     fn reference_rr(last: u8, vls: u8, mask: u32) -> u8 {
@@ -116,10 +400,9 @@ mod tests {
 
     #[test]
     fn round_robin_matches_reference_on_random_masks() {
-        use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
         for vls in [1u8, 2, 3, 4, 8, 15, 16, 31, 32] {
-            let mut s = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls).unwrap();
+            let mut s = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls, &[1]).unwrap();
             let mut last = vls - 1;
             for _ in 0..2000 {
                 let full = if vls == 32 {
@@ -131,8 +414,16 @@ mod tests {
                 if mask == 0 {
                     continue;
                 }
+                let c: Vec<Candidate> = (0..vls)
+                    .filter(|v| mask & (1 << v) != 0)
+                    .map(|vl| Candidate { vl, sl: 0 })
+                    .collect();
                 let want = reference_rr(last, vls, mask);
-                assert_eq!(s.pick(mask), want, "vls={vls} mask={mask:b} last={last}");
+                assert_eq!(
+                    c[s.pick(&c).unwrap()].vl,
+                    want,
+                    "vls={vls} mask={mask:b} last={last}"
+                );
                 last = want;
             }
         }
@@ -141,12 +432,163 @@ mod tests {
     #[test]
     fn strict_priority_prefers_listed_then_highest() {
         let mut s =
-            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![1] }, 4).unwrap();
-        assert_eq!(s.pick(0b1111), 1);
-        assert_eq!(s.pick(0b1101), 3);
-        assert_eq!(s.pick(0b0001), 0);
+            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![1] }, 4, &[1])
+                .unwrap();
+        let all = cands(&[(0, 0), (1, 0), (2, 0), (3, 0)]);
+        assert_eq!(all[s.pick(&all).unwrap()].vl, 1);
+        let c = cands(&[(0, 0), (2, 0), (3, 0)]);
+        assert_eq!(c[s.pick(&c).unwrap()].vl, 3);
         assert!(
-            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![4] }, 4).is_err()
+            OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![4] }, 4, &[1])
+                .is_err()
         );
+    }
+
+    /// With every SL always active, SBT serves each SL its weight in packets per table round.
+    #[test]
+    fn sbt_splits_packets_by_weight_when_all_active() {
+        let mut s = OutputScheduler::new(
+            &SchedulerConfig::Sbt {
+                weights: vec![55, 45],
+            },
+            2,
+            &[1, 1],
+        )
+        .unwrap();
+        let c = cands(&[(0, 0), (1, 1)]);
+        let mut count = [0u32; 2];
+        for _ in 0..1000 {
+            count[c[s.pick(&c).unwrap()].sl as usize] += 1;
+        }
+        assert_eq!(count, [550, 450]);
+        // Equal weights are packet round robin, whatever the weight (the scan starts at the VL
+        // served last, so with weight 1 the order is A B B A A B …).
+        for w in [1, 7] {
+            let mut rr = OutputScheduler::new(
+                &SchedulerConfig::Sbt {
+                    weights: vec![w, w],
+                },
+                2,
+                &[1, 1],
+            )
+            .unwrap();
+            let mut count = [0u32; 2];
+            for _ in 0..1000 {
+                count[c[rr.pick(&c).unwrap()].sl as usize] += 1;
+            }
+            assert!(
+                count[0].abs_diff(count[1]) <= 2 * w,
+                "weights {w}: {count:?}"
+            );
+        }
+    }
+
+    /// A lone active SL keeps sending after its weight is gone (no starvation, no idle link);
+    /// once all weights are used, the table is restored.
+    #[test]
+    fn sbt_lone_active_sl_sends_without_weight_and_table_resets() {
+        let mut s = OutputScheduler::new(
+            &SchedulerConfig::Sbt {
+                weights: vec![2, 3],
+            },
+            2,
+            &[1, 1],
+        )
+        .unwrap();
+        let only0 = cands(&[(0, 0)]);
+        for _ in 0..5 {
+            assert_eq!(s.pick(&only0), Some(0));
+        }
+        let OutputScheduler::Sbt(st) = &s else {
+            unreachable!()
+        };
+        assert_eq!(st.remaining, vec![0, 3]);
+        let only1 = cands(&[(1, 1)]);
+        for _ in 0..3 {
+            s.pick(&only1);
+        }
+        // All weights used: the next pick restores the table and charges the restored weight.
+        s.pick(&only1);
+        let OutputScheduler::Sbt(st) = &s else {
+            unreachable!()
+        };
+        assert_eq!(st.remaining, vec![2, 2]);
+    }
+
+    fn dtable(entries: &[(u8, u32)], mtu: &[u32], vls: u8) -> OutputScheduler {
+        let entries = entries
+            .iter()
+            .map(|&(sl, weight)| DTableEntryConfig { sl, weight })
+            .collect();
+        OutputScheduler::new(&SchedulerConfig::Dtable { entries }, vls, mtu).unwrap()
+    }
+
+    /// With every SL always active, DTable serves flits in proportion to the table weights,
+    /// carrying what is left below one MTU over as a deficit.
+    #[test]
+    fn dtable_shares_follow_weights_with_deficits() {
+        // SL0: MTU 2, weight 7 per entry (3 messages + 1 deficit); SL1: MTU 16, weight 26.
+        let mut s = dtable(&[(0, 7), (1, 26), (0, 7), (1, 26)], &[2, 16], 2);
+        let c = cands(&[(0, 0), (1, 1)]);
+        let mut flits = [0u64; 2];
+        for _ in 0..100_000 {
+            let sl = c[s.pick(&c).unwrap()].sl as usize;
+            flits[sl] += [2, 16][sl];
+        }
+        let share0 = flits[0] as f64 / (flits[0] + flits[1]) as f64;
+        assert!((share0 - 14.0 / 66.0).abs() < 0.01, "{share0}");
+    }
+
+    #[test]
+    fn dtable_drops_the_deficit_of_an_idle_sl_and_round_robins_its_vls() {
+        let mut s = dtable(&[(0, 4), (1, 4)], &[4, 4, 4], 4);
+        // SL0 on VLs 0 and 2: successive messages alternate between them.
+        let c = cands(&[(0, 0), (2, 0)]);
+        let a = c[s.pick(&c).unwrap()].vl;
+        let b = c[s.pick(&c).unwrap()].vl;
+        assert_ne!(a, b);
+        // Only an SL without table entries (SL 2) is active: nothing may send.
+        assert_eq!(s.pick(&cands(&[(3, 2)])), None);
+    }
+
+    #[test]
+    fn dtable_rejects_weights_below_one_mtu() {
+        let entries = vec![DTableEntryConfig { sl: 0, weight: 1 }];
+        let e = OutputScheduler::new(&SchedulerConfig::Dtable { entries }, 1, &[4]).unwrap_err();
+        assert!(e.contains("cannot deliver one MTU"), "{e}");
+    }
+
+    #[test]
+    fn vlarb_serves_high_first_and_honours_the_limit() {
+        let cfg = SchedulerConfig::VlArb {
+            high: vec![(1, 4)],
+            low: vec![(0, 4)],
+            limit_of_high_priority: 1,
+        };
+        let mut s = OutputScheduler::new(&cfg, 2, &[16]).unwrap();
+        let c = cands(&[(0, 0), (1, 0)]);
+        let mut order = Vec::new();
+        for _ in 0..10 {
+            let i = s.pick(&c).unwrap();
+            s.sent(c[i], 16);
+            order.push(c[i].vl);
+        }
+        // 64 flits (one 4 KB unit) of high priority, then one low packet, and again.
+        assert_eq!(order, vec![1, 1, 1, 1, 0, 1, 1, 1, 1, 0]);
+        let mut unlimited = OutputScheduler::new(
+            &SchedulerConfig::VlArb {
+                high: vec![(1, 4)],
+                low: vec![(0, 4)],
+                limit_of_high_priority: 255,
+            },
+            2,
+            &[16],
+        )
+        .unwrap();
+        for _ in 0..10 {
+            let i = unlimited.pick(&c).unwrap();
+            unlimited.sent(c[i], 16);
+            assert_eq!(c[i].vl, 1);
+        }
     }
 }
