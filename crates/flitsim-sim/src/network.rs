@@ -657,6 +657,19 @@ impl Network {
         self.used[i] = u - n;
     }
 
+    /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all of
+    /// it under virtual cut-through; one credit and the VL not held by another packet under
+    /// wormhole.
+    #[inline]
+    fn can_start(&self, g: usize, vl: usize, remaining: u32) -> bool {
+        match self.switching {
+            Switching::Vct => self.can_accept(g, vl, remaining),
+            Switching::Wormhole => {
+                self.vl_owner[g * self.vls + vl] == NONE && self.can_accept(g, vl, 1)
+            }
+        }
+    }
+
     /// Largest number of flits (≤ `want`) that may be sent now on a wormhole VL.
     #[inline]
     fn credits_for(&self, g: usize, vl: usize, want: u32) -> u32 {
@@ -990,12 +1003,7 @@ impl Network {
             for v in 0..self.vls {
                 if let Some(&p) = self.nics[e].queues[v].front() {
                     let pk = &self.packets[p as usize];
-                    let need = if self.switching == Switching::Vct {
-                        pk.len as u32
-                    } else {
-                        1
-                    };
-                    if self.can_accept(g, v, need) {
+                    if self.can_start(g, v, pk.len as u32) {
                         cands.push(Candidate {
                             vl: v as u8,
                             sl: pk.class,
@@ -1003,12 +1011,7 @@ impl Network {
                     }
                 }
             }
-            let picked = if cands.is_empty() {
-                None
-            } else {
-                self.sched[g].pick(&cands)
-            };
-            let chosen = picked.map(|i| cands[i]);
+            let chosen = self.sched[g].choose(&cands);
             self.cands = cands;
             let Some(chosen) = chosen else { return };
             let v = chosen.vl;
@@ -1115,10 +1118,8 @@ impl Network {
                     let ok = if self.obuf_cap > 0 {
                         let need = if vct { (h.len - h.sent) as u32 } else { 1 };
                         self.oused[go * vls + ov] + need <= self.obuf_cap
-                    } else if vct {
-                        self.can_accept(go, ov, (h.len - h.sent) as u32)
                     } else {
-                        self.vl_owner[go * vls + ov] == NONE && self.can_accept(go, ov, 1)
+                        self.can_start(go, ov, (h.len - h.sent) as u32)
                     };
                     if ok {
                         let class = self.packets[h.pkt as usize].class;
@@ -1146,12 +1147,11 @@ impl Network {
                 }
             }
             let go = base + op as usize;
-            let picked = if self.obuf_cap > 0 {
-                self.xsched[go].pick(&cands)
+            let chosen = if self.obuf_cap > 0 {
+                self.xsched[go].choose(&cands)
             } else {
-                self.sched[go].pick(&cands)
+                self.sched[go].choose(&cands)
             };
-            let chosen = picked.map(|k| cands[k]);
             self.cands = cands;
             let Some(chosen) = chosen else {
                 // The scheduler lets none of them go now: try again next cycle.
@@ -1348,11 +1348,7 @@ impl Network {
                     let v = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let h = self.obufs[go * vls + v].front().expect("waiting output VL");
-                    let ok = if vct {
-                        self.can_accept(go, v, (h.len - h.sent) as u32)
-                    } else {
-                        self.vl_owner[go * vls + v] == NONE && self.can_accept(go, v, 1)
-                    };
+                    let ok = self.can_start(go, v, (h.len - h.sent) as u32);
                     if ok {
                         cands.push(Candidate {
                             vl: v as u8,
@@ -1360,12 +1356,7 @@ impl Network {
                         });
                     }
                 }
-                let picked = if cands.is_empty() {
-                    None
-                } else {
-                    self.sched[go].pick(&cands)
-                };
-                let chosen = picked.map(|k| cands[k]);
+                let chosen = self.sched[go].choose(&cands);
                 self.cands = cands;
                 let Some(chosen) = chosen else { continue };
                 let v = chosen.vl;

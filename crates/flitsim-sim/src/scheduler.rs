@@ -213,6 +213,15 @@ impl OutputScheduler {
         }
     }
 
+    /// Like [`pick`](Self::pick) but returns the chosen candidate, and `None` for no candidates.
+    #[inline]
+    pub fn choose(&mut self, cands: &[Candidate]) -> Option<Candidate> {
+        if cands.is_empty() {
+            return None;
+        }
+        self.pick(cands).map(|i| cands[i])
+    }
+
     /// Informs the scheduler that a packet of `flits` started on `c.vl`.
     #[inline]
     pub fn sent(&mut self, c: Candidate, flits: u32) {
