@@ -3,6 +3,7 @@
 //! This crate only converts arguments and maps errors. Everything a user calls lives in the
 //! Python package `flitsim` (python/flitsim), which wraps these functions.
 
+use flitsim_manager::report;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -52,7 +53,130 @@ fn schema_json() -> String {
     flitsim_sim::ExperimentConfig::json_schema()
 }
 
+fn err(e: impl std::fmt::Display) -> PyErr {
+    FlitsimError::new_err(e.to_string())
+}
+
+/// A Python int as a `u8` count in `1..=255`, named `what` in the error.
+fn count_u8(value: u64, what: &str) -> PyResult<u8> {
+    u8::try_from(value)
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| err(format!("{what} must be in 1..=255, got {value}")))
+}
+
+/// The topology named by `spec_or_path` (a `.json` file, an ibnetdiscover/ibsim file or a
+/// generator spec such as `torus:6x6`) as flitsim topology JSON.
+#[pyfunction]
+fn topo_json(py: Python<'_>, spec_or_path: &str) -> PyResult<String> {
+    py.allow_threads(|| report::topo_convert(spec_or_path, "json"))
+        .map_err(err)
+}
+
+/// Facts about a topology as JSON: switches, endpoints, inter-switch links, ports per switch,
+/// connectivity, diameter and shape.
+#[pyfunction]
+fn topo_info_json(py: Python<'_>, spec_or_path: &str) -> PyResult<String> {
+    py.allow_threads(|| report::topo_info_json(spec_or_path))
+        .map_err(err)
+}
+
+/// The topology in format `to` (`"json"` or `"ibnetdiscover"`).
+#[pyfunction]
+fn topo_convert(py: Python<'_>, spec_or_path: &str, to: &str) -> PyResult<String> {
+    py.allow_threads(|| report::topo_convert(spec_or_path, to))
+        .map_err(err)
+}
+
+/// Routes a topology, verifies its channel dependency graph and returns the route report as
+/// JSON; with `out_dir`, also writes the OpenSM dumps there (all four files or none).
+/// `options_json` holds engine options (`heuristic`, `online`, `balance`, `max_layers`,
+/// `roots` as GUID strings).
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, engine, max_vls = 8, classes = 1, out_dir = None, options_json = None))]
+fn route_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    engine: &str,
+    max_vls: u64,
+    classes: u64,
+    out_dir: Option<std::path::PathBuf>,
+    options_json: Option<&str>,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    let classes = count_u8(classes, "classes")?;
+    py.allow_threads(|| {
+        report::route_json(
+            spec_or_path,
+            engine,
+            max_vls,
+            classes,
+            out_dir.as_deref(),
+            options_json,
+        )
+    })
+    .map_err(err)
+}
+
+/// Effective bisection bandwidth (JSON) of the routing by `engine` or of the OpenSM dumps in
+/// `tables_dir` (exactly one of the two).
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, engine = None, tables_dir = None, patterns = 100, seed = 1, max_vls = 8))]
+fn ebb_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    engine: Option<&str>,
+    tables_dir: Option<std::path::PathBuf>,
+    patterns: usize,
+    seed: u64,
+    max_vls: u64,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    py.allow_threads(|| {
+        report::ebb_json(
+            spec_or_path,
+            engine,
+            tables_dir.as_deref(),
+            patterns,
+            seed,
+            max_vls,
+        )
+    })
+    .map_err(err)
+}
+
 /// The version of the compiled flitsim core.
+/// Builds a DTable arbitration table (Cano-Cano et al. 2022, §3.3.2–3.3.3) and returns it as
+/// JSON. `sls` holds `(name, max_distance, mtu, share)` per SL; MTUs and GMTU in units.
+#[pyfunction]
+fn dtable_json(
+    entries: u32,
+    gmtu: u32,
+    w: u32,
+    k: u32,
+    unit_bytes: u32,
+    sls: Vec<(String, u32, u32, f64)>,
+) -> PyResult<String> {
+    use flitsim_manager::qos::{configure_dtable_json, DTableParams, SlRequirement};
+    let params = DTableParams {
+        entries,
+        gmtu,
+        w,
+        k,
+        unit_bytes,
+    };
+    let sls: Vec<SlRequirement> = sls
+        .into_iter()
+        .map(|(name, max_distance, mtu, share)| SlRequirement {
+            name,
+            max_distance,
+            mtu,
+            share,
+        })
+        .collect();
+    configure_dtable_json(&params, &sls).map_err(err)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -64,6 +188,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(dtable_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(topo_json, m)?)?;
+    m.add_function(wrap_pyfunction!(topo_info_json, m)?)?;
+    m.add_function(wrap_pyfunction!(topo_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(route_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ebb_json, m)?)?;
     Ok(())
 }

@@ -135,6 +135,13 @@ pub struct RoutingConfig {
     /// is one) in the results as `cdg` (default false; implied by `require_deadlock_free`).
     #[serde(default)]
     pub verify: bool,
+    /// A directory of routing tables in OpenSM's dump formats, as `flitsim route --out` or
+    /// OpenSM write them: `opensm-lfts.dump` (required), `opensm-sl2vl.dump` and `path-sl.txt`
+    /// (optional). When set, the tables are loaded from there instead of running `engine`, and
+    /// `vls` must cover the VLs they use. A relative path is taken from the experiment file's
+    /// directory.
+    #[serde(default)]
+    pub tables: Option<String>,
 }
 
 fn default_vls() -> u8 {
@@ -148,6 +155,7 @@ impl Default for RoutingConfig {
             vls: default_vls(),
             require_deadlock_free: false,
             verify: false,
+            tables: None,
         }
     }
 }

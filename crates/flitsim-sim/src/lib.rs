@@ -117,24 +117,60 @@ pub fn build_topology(
 
 /// Computes the fabric's tables with the configured (or default) routing engine, and their
 /// channel-dependency verdict when `routing.verify` or `routing.require_deadlock_free` is set.
+/// A relative `routing.tables` directory is taken from the current directory; see
+/// [`build_fabric_at`].
 pub fn build_fabric(
     cfg: &ExperimentConfig,
     topo: &Topology,
 ) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
-    let engine = cfg.routing.engine.clone().unwrap_or_else(|| {
-        match topo.shape() {
-            Shape::Torus { .. } => "dor",
-            Shape::KaryNTree { .. } => "dmodk",
-            Shape::Xgft { .. } => "ftree",
-            Shape::Irregular => "minhop",
-        }
-        .to_string()
-    });
-    let req = RoutingRequest {
-        vls: cfg.routing.vls,
-        classes: cfg.traffic.classes.len() as u8,
+    build_fabric_at(cfg, topo, None)
+}
+
+/// Loads the tables in `routing.tables` (OpenSM dumps; a relative directory starts at
+/// `base_dir`) and gives them `routing.vls` VLs, which must cover the VLs they use.
+fn load_tables(
+    dir: &str,
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    base_dir: Option<&Path>,
+) -> Result<FabricConfig, SimError> {
+    let p = Path::new(dir);
+    let full = match base_dir {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.to_path_buf(),
     };
-    let fabric = flitsim_manager::route(topo, &engine, &req)?;
+    let mut fabric = flitsim_manager::opensm::read_dir(topo, &full)?;
+    if fabric.num_vls > cfg.routing.vls {
+        return Err(SimError::Build(format!(
+            "routing.vls = {}: the tables in {} use {} VLs",
+            cfg.routing.vls,
+            full.display(),
+            fabric.num_vls
+        )));
+    }
+    fabric.num_vls = cfg.routing.vls;
+    Ok(fabric)
+}
+
+/// [`build_fabric`] with relative paths (`routing.tables`) taken from `base_dir`. With
+/// `routing.tables` set, the tables are loaded from that directory instead of running an
+/// engine.
+pub fn build_fabric_at(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    base_dir: Option<&Path>,
+) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
+    let (fabric, engine) = match &cfg.routing.tables {
+        Some(dir) => (load_tables(dir, cfg, topo, base_dir)?, dir.clone()),
+        None => {
+            let engine = default_engine(cfg, topo);
+            let req = RoutingRequest {
+                vls: cfg.routing.vls,
+                classes: cfg.traffic.classes.len() as u8,
+            };
+            (flitsim_manager::route(topo, &engine, &req)?, engine)
+        }
+    };
     if !(cfg.routing.verify || cfg.routing.require_deadlock_free) {
         return Ok((fabric, None));
     }
@@ -162,13 +198,26 @@ pub fn build_fabric(
     Ok((fabric, Some(report)))
 }
 
+/// The configured engine, or the default for the topology's shape.
+fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
+    cfg.routing.engine.clone().unwrap_or_else(|| {
+        match topo.shape() {
+            Shape::Torus { .. } => "dor",
+            Shape::KaryNTree { .. } => "dmodk",
+            Shape::Xgft { .. } => "ftree",
+            Shape::Irregular => "minhop",
+        }
+        .to_string()
+    })
+}
+
 /// Runs a parsed experiment.
 pub fn run_experiment(
     cfg: &ExperimentConfig,
     base_dir: Option<&Path>,
 ) -> Result<RunResult, SimError> {
     let topo = build_topology(cfg, base_dir)?;
-    let (fabric, cdg) = build_fabric(cfg, &topo)?;
+    let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     let mut net = Network::build(cfg, &topo, fabric)?;
     let mut result = net.run();
     result.cdg = cdg;

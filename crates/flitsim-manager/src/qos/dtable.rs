@@ -474,6 +474,19 @@ fn ceil_tol(x: f64) -> f64 {
 /// achieved `Fφ_i` are those targets normalised, i.e. the unrequested bandwidth is shared in
 /// proportion (DTable is work-conserving).
 pub fn configure_dtable(params: &DTableParams, sls: &[SlRequirement]) -> Result<DTable, QosError> {
+    configure(params, sls)
+}
+
+/// [`configure_dtable`], serialised as JSON (`pool`, `total_weight`, `sls`, `table`, …).
+pub fn configure_dtable_json(
+    params: &DTableParams,
+    sls: &[SlRequirement],
+) -> Result<String, QosError> {
+    let table = configure(params, sls)?;
+    Ok(serde_json::to_string(&table).expect("a DTable serialises"))
+}
+
+fn configure(params: &DTableParams, sls: &[SlRequirement]) -> Result<DTable, QosError> {
     params.validate()?;
     if sls.is_empty() {
         return Err(QosError::InvalidParams("no SL requirements".into()));

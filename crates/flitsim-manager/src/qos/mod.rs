@@ -32,8 +32,8 @@
 pub mod dtable;
 
 pub use dtable::{
-    apply_bandwidth_correction, configure_dtable, place_entries, DTable, DTableParams, SlConfig,
-    SlRequirement,
+    apply_bandwidth_correction, configure_dtable, configure_dtable_json, place_entries, DTable,
+    DTableParams, SlConfig, SlRequirement,
 };
 
 /// Errors of the QoS configurators.

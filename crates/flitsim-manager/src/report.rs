@@ -1,0 +1,646 @@
+//! What the `flitsim topo`, `flitsim route` and `flitsim ebb` commands compute, as plain Rust
+//! returning JSON: loading a topology from a file or a generator spec, topology facts,
+//! routing with a verified channel dependency graph and hop statistics, OpenSM dumps, and
+//! the effective bisection bandwidth. The Python bindings only convert arguments.
+//!
+//! ```
+//! use flitsim_manager::report;
+//! let json = report::route_json("torus:4x4", "dor", 2, 1, None, None).unwrap();
+//! let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+//! assert_eq!(v["deadlock_free"], true);
+//! assert_eq!(v["max_hops"], 4);
+//! ```
+use crate::cdg::{self, CdgReport};
+use crate::routing::{route_with, CycleHeuristic, EngineOptions, RoutingRequest};
+use crate::{ebb, opensm, FabricConfig, RoutingError, NO_ROUTE};
+use flitsim_topology::{generators, EndpointId, NodeId, Shape, SwitchId, Topology, TopologyError};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, VecDeque};
+use std::path::Path;
+use std::time::Instant;
+
+/// Errors of the report functions; the message is meant for the user as is.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The topology could not be read or generated.
+    #[error("{0}")]
+    Topology(#[from] TopologyError),
+    /// Routing failed, or tables could not be read or written.
+    #[error("{0}")]
+    Routing(#[from] RoutingError),
+    /// A bad argument.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Loads a topology named by `spec_or_path`: an existing file ending in `.json` is a flitsim
+/// JSON topology, any other existing file an ibnetdiscover dump or ibsim net file; anything
+/// else is a generator spec for [`generators::from_spec`] (`torus:6x6`, `kary-ntree:k=8,n=3`,
+/// …).
+pub fn load_topology(spec_or_path: &str) -> Result<Topology, ReportError> {
+    let p = Path::new(spec_or_path);
+    if p.is_file() {
+        let json = p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        return Ok(if json {
+            Topology::read_json(p)?
+        } else {
+            Topology::read_ib(p)?
+        });
+    }
+    if p.is_dir() {
+        return Err(ReportError::Invalid(format!(
+            "{spec_or_path} is a directory, not a topology file"
+        )));
+    }
+    let looks_like_path = spec_or_path.contains('/')
+        || spec_or_path.contains('\\')
+        || [".json", ".topo", ".net", ".txt", ".lst"]
+            .iter()
+            .any(|x| spec_or_path.to_ascii_lowercase().ends_with(x));
+    if looks_like_path && !spec_or_path.contains(':') {
+        return Err(ReportError::Invalid(format!(
+            "{spec_or_path}: no such file (and it is not a generator spec such as torus:4x4)"
+        )));
+    }
+    generators::from_spec(spec_or_path).map_err(|e| {
+        ReportError::Invalid(format!(
+            "'{spec_or_path}' is neither an existing topology file nor a valid generator spec: {e}"
+        ))
+    })
+}
+
+/// Facts about a topology (`flitsim topo info`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TopoInfo {
+    /// Topology name.
+    pub name: String,
+    /// Number of switches.
+    pub switches: usize,
+    /// Number of endpoints.
+    pub endpoints: usize,
+    /// Switch-to-switch links (parallel links counted each).
+    pub inter_switch_links: usize,
+    /// Fewest ports of a switch.
+    pub ports_min: u32,
+    /// Most ports of a switch.
+    pub ports_max: u32,
+    /// Every switch reaches every other.
+    pub connected: bool,
+    /// Largest shortest-path distance between two switches, in switch-to-switch links
+    /// (`None` when not connected).
+    pub diameter: Option<u32>,
+    /// The structure known from a generator.
+    pub shape: Shape,
+}
+
+/// Breadth-first distances (in links) from switch `s` to every switch (`u32::MAX`: unreached).
+fn bfs(topo: &Topology, s: u32) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; topo.num_switches()];
+    let mut q = VecDeque::from([s]);
+    dist[s as usize] = 0;
+    while let Some(u) = q.pop_front() {
+        for (_, t, _) in topo.switch_neighbours(SwitchId(u)) {
+            if dist[t.0 as usize] == u32::MAX {
+                dist[t.0 as usize] = dist[u as usize] + 1;
+                q.push_back(t.0);
+            }
+        }
+    }
+    dist
+}
+
+/// Computes [`TopoInfo`] (the diameter by a breadth-first search from every switch, in
+/// parallel).
+pub fn topo_info(topo: &Topology) -> TopoInfo {
+    let inter = topo
+        .links()
+        .iter()
+        .filter(|l| matches!((l.a.node, l.b.node), (NodeId::Switch(_), NodeId::Switch(_))))
+        .count();
+    let ports = topo.switches().iter().map(|s| s.ports as u32);
+    let connected = topo.is_connected();
+    let diameter = connected.then(|| {
+        (0..topo.num_switches() as u32)
+            .into_par_iter()
+            .map(|s| bfs(topo, s).into_iter().max().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+    });
+    TopoInfo {
+        name: topo.name().to_string(),
+        switches: topo.num_switches(),
+        endpoints: topo.num_endpoints(),
+        inter_switch_links: inter,
+        ports_min: ports.clone().min().unwrap_or(0),
+        ports_max: ports.max().unwrap_or(0),
+        connected,
+        diameter,
+        shape: topo.shape().clone(),
+    }
+}
+
+/// [`topo_info`] of [`load_topology`] as JSON.
+pub fn topo_info_json(spec_or_path: &str) -> Result<String, ReportError> {
+    let t = load_topology(spec_or_path)?;
+    Ok(serde_json::to_string(&topo_info(&t)).expect("serialises"))
+}
+
+/// The topology in format `to`: `"json"` (flitsim's) or `"ibnetdiscover"`.
+pub fn topo_convert(spec_or_path: &str, to: &str) -> Result<String, ReportError> {
+    let t = load_topology(spec_or_path)?;
+    match to {
+        "json" => Ok(t.to_json()),
+        "ibnetdiscover" => Ok(t.to_ibnetdiscover()),
+        other => Err(ReportError::Invalid(format!(
+            "unknown topology format '{other}'; use json or ibnetdiscover"
+        ))),
+    }
+}
+
+/// Engine options as given on the command line (JSON), before switch GUIDs are resolved.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptionsInput {
+    /// `dfsssp`: `weakest`, `strongest` or `first`.
+    #[serde(default)]
+    pub heuristic: Option<CycleHeuristic>,
+    /// `dfsssp`: online (first-fit) layer assignment.
+    #[serde(default)]
+    pub online: bool,
+    /// `dfsssp`, `lash`: spread layers over spare VLs.
+    #[serde(default)]
+    pub balance: Option<bool>,
+    /// `dfsssp`, `lash`: at most this many layers per class.
+    #[serde(default)]
+    pub max_layers: Option<u8>,
+    /// `updn`: root switches by node GUID (`"0x…"` hexadecimal, or decimal).
+    #[serde(default)]
+    pub roots: Vec<String>,
+}
+
+/// Parses engine options from JSON (see [`OptionsInput`]), resolving root GUIDs on `topo`.
+pub fn engine_options(
+    topo: &Topology,
+    options_json: Option<&str>,
+) -> Result<EngineOptions, ReportError> {
+    let Some(text) = options_json.filter(|t| !t.trim().is_empty()) else {
+        return Ok(EngineOptions::default());
+    };
+    let inp: OptionsInput = serde_json::from_str(text)
+        .map_err(|e| ReportError::Invalid(format!("engine options: {e}")))?;
+    let roots = inp
+        .roots
+        .iter()
+        .map(|g| {
+            let t = g.trim();
+            let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => t.parse::<u64>().ok(),
+            };
+            let v = v.ok_or_else(|| {
+                ReportError::Invalid(format!("root '{g}' is not a GUID (0x<hex>)"))
+            })?;
+            topo.switch_by_guid(v).ok_or_else(|| {
+                ReportError::Invalid(format!(
+                    "root GUID {v:#018x} is not a switch of the topology"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(EngineOptions {
+        roots,
+        heuristic: inp.heuristic.unwrap_or_default(),
+        online: inp.online,
+        balance: inp.balance,
+        max_layers: inp.max_layers,
+    })
+}
+
+/// Path lengths of a routing, in switch-to-switch links (switches traversed − 1), over the
+/// ordered pairs of distinct endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HopStats {
+    /// Longest path.
+    pub max_hops: u32,
+    /// Mean path length (0 with fewer than two endpoints).
+    pub mean_hops: f64,
+}
+
+/// Computes [`HopStats`] by following the LFTs, per destination in O(switches), in parallel.
+/// Fails on a path with no route, a dead end or a loop.
+pub fn hop_stats(topo: &Topology, fabric: &FabricConfig) -> Result<HopStats, RoutingError> {
+    fabric.check_shape(topo)?;
+    let n = topo.num_endpoints();
+    let nsw = topo.num_switches();
+    let per_dest = |d: usize| -> Result<(u64, u32), RoutingError> {
+        let mut dist = vec![u32::MAX; nsw];
+        let (dsw, _) = topo.endpoint_switch(EndpointId(d as u32));
+        dist[dsw.0 as usize] = 0;
+        let mut chain = Vec::new();
+        let (mut sum, mut max) = (0u64, 0u32);
+        for src in 0..n {
+            if src == d {
+                continue;
+            }
+            let (mut s, _) = topo.endpoint_switch(EndpointId(src as u32));
+            chain.clear();
+            while dist[s.0 as usize] == u32::MAX {
+                chain.push(s);
+                if chain.len() > nsw {
+                    return Err(RoutingError::Loop(format!(
+                        "traffic to endpoint {d} loops through switch {}",
+                        topo.switches()[s.0 as usize].name
+                    )));
+                }
+                let port = fabric.lft[s.0 as usize][d];
+                let next = (port != NO_ROUTE)
+                    .then(|| topo.switch_peer(s, port))
+                    .flatten()
+                    .map(|p| p.remote.node);
+                match next {
+                    Some(NodeId::Switch(t)) => s = SwitchId(t),
+                    _ => {
+                        return Err(RoutingError::Unroutable(format!(
+                            "switch {} has no route to endpoint {d}",
+                            topo.switches()[s.0 as usize].name
+                        )))
+                    }
+                }
+            }
+            let mut h = dist[s.0 as usize];
+            for &c in chain.iter().rev() {
+                h += 1;
+                dist[c.0 as usize] = h;
+            }
+            let (s0, _) = topo.endpoint_switch(EndpointId(src as u32));
+            let h = dist[s0.0 as usize];
+            sum += h as u64;
+            max = max.max(h);
+        }
+        Ok((sum, max))
+    };
+    let parts: Vec<(u64, u32)> = (0..n)
+        .into_par_iter()
+        .map(per_dest)
+        .collect::<Result<_, _>>()?;
+    let pairs = n.saturating_mul(n.saturating_sub(1));
+    let sum: u64 = parts.iter().map(|p| p.0).sum();
+    Ok(HopStats {
+        max_hops: parts.iter().map(|p| p.1).max().unwrap_or(0),
+        mean_hops: if pairs == 0 {
+            0.0
+        } else {
+            sum as f64 / pairs as f64
+        },
+    })
+}
+
+/// One channel of a dependency cycle, for people.
+#[derive(Clone, Debug, Serialize)]
+pub struct CycleChannel {
+    /// Switch name.
+    pub switch: String,
+    /// Switch index in the topology.
+    pub switch_id: u32,
+    /// Switch node GUID (`0x…`), when known.
+    pub guid: Option<String>,
+    /// Output port (flitsim numbering, from 0).
+    pub port: u16,
+    /// The same port in InfiniBand numbering (from 1).
+    pub ib_port: u32,
+    /// VL.
+    pub vl: u8,
+}
+
+/// The channel dependency verdict in a route report.
+#[derive(Clone, Debug, Serialize)]
+pub struct CdgSummary {
+    /// No cycle: the tables cannot deadlock.
+    pub deadlock_free: bool,
+    /// Channels carrying at least one path.
+    pub channels: usize,
+    /// Distinct dependencies.
+    pub dependencies: usize,
+    /// One verdict per VL.
+    pub per_vl: Vec<cdg::VlVerdict>,
+    /// One dependency cycle, when there is one.
+    pub cycle: Option<Vec<CycleChannel>>,
+}
+
+/// Everything `flitsim route --json` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct RouteReport {
+    /// Engine name.
+    pub engine: String,
+    /// Topology name.
+    pub topology: String,
+    /// Number of switches.
+    pub switches: usize,
+    /// Number of endpoints.
+    pub endpoints: usize,
+    /// Traffic classes routed.
+    pub classes: u8,
+    /// VLs the engine was allowed (`--max-vls`).
+    pub max_vls: u8,
+    /// Distinct VLs the paths use (inter-switch channels and NIC injection).
+    pub vls_used: usize,
+    /// Path SLs per class.
+    pub routing_sls: u8,
+    /// SLs on the wire (`classes · routing_sls`).
+    pub wire_sls: usize,
+    /// The channel dependency graph is acyclic.
+    pub deadlock_free: bool,
+    /// Wall-clock seconds the engine took (verification excluded).
+    pub runtime_seconds: f64,
+    /// Wall-clock seconds building and checking the channel dependency graph.
+    pub verify_seconds: f64,
+    /// Longest path, in switch-to-switch links.
+    pub max_hops: u32,
+    /// Mean path length over ordered pairs of distinct endpoints, in switch-to-switch links.
+    pub mean_hops: f64,
+    /// Bytes of the computed tables (LFTs, SL→VL tables, path SLs).
+    pub memory_bytes: usize,
+    /// The channel dependency verdict.
+    pub cdg: CdgSummary,
+    /// Same as `cdg.cycle`.
+    pub cycle: Option<Vec<CycleChannel>>,
+    /// Files written (with an output directory).
+    pub files: Vec<String>,
+}
+
+fn cdg_summary(topo: &Topology, r: &CdgReport) -> CdgSummary {
+    CdgSummary {
+        deadlock_free: r.deadlock_free,
+        channels: r.channels,
+        dependencies: r.dependencies,
+        per_vl: r.per_vl.clone(),
+        cycle: r.cycle.as_ref().map(|c| {
+            c.iter()
+                .map(|ch| {
+                    let sw = &topo.switches()[ch.switch.0 as usize];
+                    CycleChannel {
+                        switch: sw.name.clone(),
+                        switch_id: ch.switch.0,
+                        guid: sw.guid.map(|g| format!("{g:#018x}")),
+                        port: ch.port,
+                        ib_port: ch.port as u32 + 1,
+                        vl: ch.vl,
+                    }
+                })
+                .collect()
+        }),
+    }
+}
+
+/// Bytes held by the tables of `f`.
+fn table_bytes(f: &FabricConfig) -> usize {
+    f.lft.iter().map(|l| l.len() * 2).sum::<usize>()
+        + f.sl2vl.iter().map(Vec::len).sum::<usize>()
+        + f.path_sl.len()
+        + f.nic_sl2vl.len()
+}
+
+/// Routes `topo` with `engine`, verifies the channel dependency graph and measures the paths.
+pub fn route_report(
+    topo: &Topology,
+    engine: &str,
+    max_vls: u8,
+    classes: u8,
+    options: &EngineOptions,
+) -> Result<(FabricConfig, RouteReport), ReportError> {
+    if max_vls == 0 || classes == 0 {
+        return Err(ReportError::Invalid(
+            "max_vls and classes must be at least 1".into(),
+        ));
+    }
+    let req = RoutingRequest {
+        vls: max_vls,
+        classes,
+    };
+    let t0 = Instant::now();
+    let fabric = route_with(topo, engine, &req, options)?;
+    let runtime = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let verdict = cdg::verify(topo, &fabric)?;
+    let verify = t1.elapsed().as_secs_f64();
+    let hops = hop_stats(topo, &fabric)?;
+    let mut vls: BTreeSet<u8> = verdict
+        .per_vl
+        .iter()
+        .filter(|v| v.channels > 0)
+        .map(|v| v.vl)
+        .collect();
+    vls.extend(fabric.nic_sl2vl.iter().copied());
+    let cdg = cdg_summary(topo, &verdict);
+    let report = RouteReport {
+        engine: fabric.engine.clone(),
+        topology: topo.name().to_string(),
+        switches: topo.num_switches(),
+        endpoints: topo.num_endpoints(),
+        classes,
+        max_vls,
+        vls_used: vls.len(),
+        routing_sls: fabric.routing_sls,
+        wire_sls: fabric.wire_sls(),
+        deadlock_free: verdict.deadlock_free,
+        runtime_seconds: runtime,
+        verify_seconds: verify,
+        max_hops: hops.max_hops,
+        mean_hops: hops.mean_hops,
+        memory_bytes: table_bytes(&fabric),
+        cycle: cdg.cycle.clone(),
+        cdg,
+        files: Vec::new(),
+    };
+    Ok((fabric, report))
+}
+
+/// `flitsim route`: loads the topology, routes it ([`route_report`]) and, with `out_dir`,
+/// writes the OpenSM dumps there ([`opensm::write_dir`]: all four files or none). Returns the
+/// [`RouteReport`] as JSON.
+pub fn route_json(
+    spec_or_path: &str,
+    engine: &str,
+    max_vls: u8,
+    classes: u8,
+    out_dir: Option<&Path>,
+    options_json: Option<&str>,
+) -> Result<String, ReportError> {
+    let topo = load_topology(spec_or_path)?;
+    let options = engine_options(&topo, options_json)?;
+    let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
+    if let Some(dir) = out_dir {
+        report.files = opensm::write_dir(&topo, &fabric, dir)?
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect();
+    }
+    Ok(serde_json::to_string(&report).expect("serialises"))
+}
+
+/// Everything `flitsim ebb --json` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct EbbSummary {
+    /// Effective bisection bandwidth: mean pattern value (fraction of link bandwidth).
+    pub ebb_mean: f64,
+    /// Smallest pattern value.
+    pub ebb_min: f64,
+    /// Largest pattern value.
+    pub ebb_max: f64,
+    /// Patterns evaluated.
+    pub patterns: usize,
+    /// Seed of the patterns.
+    pub seed: u64,
+    /// Engine, or `file` for tables read from a directory.
+    pub engine: String,
+    /// Topology name.
+    pub topology: String,
+    /// Number of endpoints.
+    pub endpoints: usize,
+    /// Wall-clock seconds of the evaluation.
+    pub runtime_seconds: f64,
+}
+
+/// `flitsim ebb`: the effective bisection bandwidth ([`ebb::effective_bisection_bandwidth`])
+/// of the routing by `engine` (one class, `max_vls` VLs), or of the OpenSM dumps in
+/// `tables_dir` ([`opensm::read_dir`]); exactly one of the two must be given.
+pub fn ebb_json(
+    spec_or_path: &str,
+    engine: Option<&str>,
+    tables_dir: Option<&Path>,
+    patterns: usize,
+    seed: u64,
+    max_vls: u8,
+) -> Result<String, ReportError> {
+    let topo = load_topology(spec_or_path)?;
+    let fabric = match (engine, tables_dir) {
+        (Some(e), None) => route_with(
+            &topo,
+            e,
+            &RoutingRequest {
+                vls: max_vls,
+                classes: 1,
+            },
+            &EngineOptions::default(),
+        )?,
+        (None, Some(d)) => opensm::read_dir(&topo, d)?,
+        _ => {
+            return Err(ReportError::Invalid(
+                "give either a routing engine or a tables directory, not both or neither".into(),
+            ))
+        }
+    };
+    let t0 = Instant::now();
+    let r = ebb::effective_bisection_bandwidth(&topo, &fabric, patterns, seed)?;
+    Ok(serde_json::to_string(&EbbSummary {
+        ebb_mean: r.ebb_mean,
+        ebb_min: r.ebb_min,
+        ebb_max: r.ebb_max,
+        patterns: r.patterns,
+        seed,
+        engine: fabric.engine.clone(),
+        topology: topo.name().to_string(),
+        endpoints: topo.num_endpoints(),
+        runtime_seconds: t0.elapsed().as_secs_f64(),
+    })
+    .expect("serialises"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(s: &str) -> serde_json::Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn specs_and_files_load() {
+        let t = load_topology("torus:3x3").unwrap();
+        assert_eq!(t.num_switches(), 9);
+        let dir = std::env::temp_dir().join(format!("flitsim-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let j = dir.join("t.json");
+        std::fs::write(&j, t.to_json()).unwrap();
+        let ib = dir.join("t.topo");
+        std::fs::write(&ib, t.to_ibnetdiscover()).unwrap();
+        assert_eq!(
+            load_topology(j.to_str().unwrap()).unwrap().num_switches(),
+            9
+        );
+        assert_eq!(
+            load_topology(ib.to_str().unwrap()).unwrap().num_endpoints(),
+            9
+        );
+        std::fs::write(&ib, "Switch 4 \"S-1\"\n[1] oops\n").unwrap();
+        let m = load_topology(ib.to_str().unwrap()).unwrap_err().to_string();
+        assert!(m.contains("line 2"), "{m}");
+        let m = load_topology("nowhere/x.topo").unwrap_err().to_string();
+        assert!(m.contains("no such file"), "{m}");
+        let m = load_topology("torus:3y3").unwrap_err().to_string();
+        assert!(m.contains("generator spec"), "{m}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn info_of_a_torus() {
+        let i = json(&topo_info_json("torus:6x6").unwrap());
+        assert_eq!(i["switches"], 36);
+        assert_eq!(i["endpoints"], 36);
+        assert_eq!(i["inter_switch_links"], 72);
+        assert_eq!(i["diameter"], 6);
+        assert_eq!(i["connected"], true);
+        assert_eq!(i["shape"]["kind"], "torus");
+    }
+
+    #[test]
+    fn route_reports_cycles_and_hops() {
+        let r = json(&route_json("torus:6x6", "minhop", 1, 1, None, None).unwrap());
+        assert_eq!(r["deadlock_free"], false);
+        assert!(r["cycle"].as_array().unwrap().len() >= 2);
+        assert_eq!(r["cdg"]["per_vl"][0]["acyclic"], false);
+        let r = json(&route_json("torus:6x6", "dor", 2, 1, None, None).unwrap());
+        assert_eq!(r["deadlock_free"], true);
+        assert_eq!(r["max_hops"], 6);
+        assert_eq!(r["vls_used"], 2);
+        assert!(r["cycle"].is_null());
+        // Mean distance on a 6-ring is 1.5 per dimension over all pairs; distinct pairs only:
+        let ring: u32 = [0, 1, 1, 2, 2, 3].iter().sum();
+        let mean = 2.0 * ring as f64 / 6.0 * 36.0 / 35.0;
+        assert!((r["mean_hops"].as_f64().unwrap() - mean).abs() < 1e-9);
+    }
+
+    #[test]
+    fn options_are_parsed_and_checked() {
+        let t = load_topology("random:switches=8,ports=6,endpoints=1,links=12,seed=2").unwrap();
+        let o = engine_options(
+            &t,
+            Some(r#"{"heuristic":"first","online":true,"balance":false,"roots":["0x0002c90000000003"]}"#),
+        )
+        .unwrap();
+        assert_eq!(o.heuristic, CycleHeuristic::First);
+        assert!(o.online);
+        assert_eq!(o.roots, vec![SwitchId(3)]);
+        assert!(engine_options(&t, Some(r#"{"heuristc":"first"}"#)).is_err());
+        let m = engine_options(&t, Some(r#"{"roots":["0x99"]}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("not a switch"), "{m}");
+    }
+
+    #[test]
+    fn ebb_of_tables_equals_ebb_of_the_engine() {
+        let dir = std::env::temp_dir().join(format!("flitsim-report-ebb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        route_json("kary-ntree:k=2,n=3", "ftree", 2, 1, Some(&dir), None).unwrap();
+        let a = json(&ebb_json("kary-ntree:k=2,n=3", Some("ftree"), None, 20, 3, 2).unwrap());
+        let b = json(&ebb_json("kary-ntree:k=2,n=3", None, Some(&dir), 20, 3, 2).unwrap());
+        assert_eq!(a["ebb_mean"], b["ebb_mean"]);
+        assert_eq!(b["engine"], "file");
+        assert!(ebb_json("kary-ntree:k=2,n=3", None, None, 20, 3, 2).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
