@@ -2,12 +2,23 @@
 
 The simulation engine is written in Rust (the private extension module ``flitsim._core``);
 this package is its Python front end. One experiment is described by a TOML file (see the
-``examples/`` directory of the repository) and :func:`run` returns its summary as a dict::
+``examples/`` directory of the repository), TOML text or a dict; :func:`run` runs it and
+returns a :class:`Result`, which reads like the summary dict and offers Arrow tables::
 
     >>> import flitsim
-    >>> r = flitsim.run("examples/torus-8x8-uniform.toml", seed=3, traffic__load=0.3)
-    >>> r["accepted_load"], r["latency"]["p99"]          # doctest: +SKIP
-    (0.2994, 87.0)
+    >>> config = {"seed": 1,
+    ...           "topology": {"kind": "torus", "sides": [4, 4]},
+    ...           "traffic": {"load": 0.2, "class": [{"name": "BE", "message_flits": 16}]},
+    ...           "run": {"warmup": 200, "measure": 1000}}
+    >>> r = flitsim.run(config, seed=3, traffic__load=0.3)
+    >>> r["seed"], r["saturated"], r.per_sl["name"].to_pylist()
+    (3, False, ['BE'])
+    >>> round(r["accepted_load"], 1), r["latency"]["p99"] > 0
+    (0.3, True)
+
+:func:`sweep` runs a grid of experiments (cartesian product of varied keys × seeds) on
+threads or a Dask cluster, and can store it as a resumable Parquet dataset that
+:func:`load_sweep` reads back.
 
 Invalid configurations raise :class:`FlitsimError` (a :class:`ValueError`) whose message
 names the file, the key and, where known, the line.
@@ -23,8 +34,19 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import FlitsimError
+from .results import Result
 
-__all__ = ["FlitsimError", "__version__", "run"]
+__all__ = [
+    "FlitsimError",
+    "Result",
+    "SweepInterrupted",
+    "SweepResult",
+    "__version__",
+    "load_sweep",
+    "run",
+    "sweep",
+    "to_toml",
+]
 
 __version__: str = _core.version()
 
@@ -34,7 +56,7 @@ try:
 except (AttributeError, TypeError):
     pass
 
-ConfigSource = Union[str, "os.PathLike[str]"]
+ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
 def run(
@@ -43,12 +65,14 @@ def run(
     seed: Optional[int] = None,
     sets: Optional[Iterable[str]] = None,
     **overrides: Any,
-) -> dict:
-    """Run one experiment and return its summary.
+) -> Result:
+    """Run one experiment and return its :class:`Result`.
 
-    ``config`` is the path of an experiment file (``str`` or :class:`pathlib.Path`) or the
-    TOML text itself. A ``str`` naming an existing file is read as a file; a ``str`` holding
-    a newline or ``=`` is TOML text; any other ``str`` is taken as a missing path.
+    ``config`` is the path of an experiment file (``str`` or :class:`pathlib.Path`), the
+    TOML text itself, or a dict (nested dicts are tables, a list of dicts is an array of
+    tables such as ``traffic.class``; see :func:`to_toml`). A ``str`` naming an existing
+    file is read as a file; a ``str`` holding a newline or ``=`` is TOML text; any other
+    ``str`` is taken as a missing path.
 
     Overrides change single keys of the configuration before it is validated:
 
@@ -58,13 +82,18 @@ def run(
     * ``sets``, a list of ``"key=value"`` strings exactly as given to ``flitsim run --set``.
 
     Keyword overrides are applied after ``sets``. ``seed`` replaces the configuration's seed.
-    The result is the engine's JSON summary as a dict (keys ``seed``, ``config_hash``,
-    ``cycles``, ``offered_load``, ``accepted_load``, ``saturated``, ``latency``,
-    ``network_latency``, ``hops_mean``, ``flits``, ``per_sl``, ``performance``). Apart from
-    ``performance`` (wall-clock timings) it is identical for the same config and seed.
+
+    The :class:`Result` reads like the engine's JSON summary as a dict (keys ``seed``,
+    ``config_hash``, ``cycles``, ``offered_load``, ``accepted_load``, ``saturated``,
+    ``latency``, ``network_latency``, ``hops_mean``, ``flits``, ``per_sl``,
+    ``latency_histogram``, ``ports``, ``deadlock``, ``cdg``, ``performance``); its
+    ``.summary`` is that dict and ``.per_sl``, ``.ports`` and ``.latency_histogram`` are
+    :class:`pyarrow.Table` views. Apart from ``performance`` (wall-clock timings) it is
+    identical for the same config and seed.
 
     Example::
 
+        >>> import flitsim
         >>> cfg = '''
         ... seed = 1
         ... [topology]
@@ -77,15 +106,15 @@ def run(
         ... measure = 1000
         ... '''
         >>> r = flitsim.run(cfg, seed=7, sets=["routing.vls=2"], traffic__load=0.4)
-        >>> r["seed"]                                      # doctest: +SKIP
-        7
+        >>> r["seed"], r["cycles"]["measure"], r.per_sl.num_rows
+        (7, 1000, 1)
 
     The GIL is released while the engine runs, so several experiments can run at once from
-    a :class:`concurrent.futures.ThreadPoolExecutor`.
+    a :class:`concurrent.futures.ThreadPoolExecutor` (which is what :func:`sweep` does).
     """
     text, origin = _read_config(config)
     all_sets = _collect_sets(sets, overrides)
-    return json.loads(_run_text(text, origin, all_sets, seed))
+    return Result.from_json(_run_text(text, origin, all_sets, seed))
 
 
 def _run_text(text: str, origin: str, sets: Sequence[str], seed: Optional[int]) -> str:
@@ -99,12 +128,14 @@ def _run_text(text: str, origin: str, sets: Sequence[str], seed: Optional[int]) 
 
 
 def _read_config(config: ConfigSource) -> Tuple[str, str]:
-    """Return ``(toml_text, origin)`` for a path or a TOML string."""
+    """Return ``(toml_text, origin)`` for a path, a TOML string or a dict."""
     if isinstance(config, os.PathLike):
         return _read_file(Path(config))
+    if isinstance(config, Mapping):
+        return to_toml(config), "<dict>"
     if not isinstance(config, str):
         raise TypeError(
-            f"config must be a path or TOML text, not {type(config).__name__}"
+            f"config must be a path, TOML text or a dict, not {type(config).__name__}"
         )
     if "\n" in config or "=" in config:
         if "\n" not in config and _is_file(config):
@@ -184,3 +215,68 @@ def _toml_key(key: Any) -> str:
     if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
         return key
     return json.dumps(key, ensure_ascii=False)
+
+
+def to_toml(data: Mapping[str, Any]) -> str:
+    """Write a dict as TOML text.
+
+    Nested dicts become ``[tables]``, lists of dicts ``[[arrays.of.tables]]``; strings,
+    numbers, booleans and lists are written as by :func:`format_value`. Keys whose value is
+    ``None`` are left out (TOML has no null; the engine then uses its default).
+
+    >>> print(to_toml({"seed": 1, "topology": {"kind": "torus", "sides": [4, 4]},
+    ...                "traffic": {"load": 0.3, "class": [{"name": "BE"}, {"name": "RT"}]}}))
+    seed = 1
+    <BLANKLINE>
+    [topology]
+    kind = "torus"
+    sides = [4, 4]
+    <BLANKLINE>
+    [traffic]
+    load = 0.3
+    <BLANKLINE>
+    [[traffic.class]]
+    name = "BE"
+    <BLANKLINE>
+    [[traffic.class]]
+    name = "RT"
+    <BLANKLINE>
+    """
+    if not isinstance(data, Mapping):
+        raise TypeError(f"to_toml needs a dict, not {type(data).__name__}")
+    lines: list = []
+    _write_table(lines, data, ())
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _write_table(lines: list, table: Mapping[str, Any], path: Tuple[str, ...]) -> None:
+    # Plain values first: in TOML they belong to the most recent header.
+    nested = []
+    for key, value in table.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping) or _is_table_array(value):
+            nested.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {format_value(value)}")
+    for key, value in nested:
+        sub = path + (_toml_key(key),)
+        if isinstance(value, Mapping):
+            lines += ["", f"[{'.'.join(sub)}]"]
+            _write_table(lines, value, sub)
+        else:
+            for item in value:
+                lines += ["", f"[[{'.'.join(sub)}]]"]
+                _write_table(lines, item, sub)
+
+
+def _is_table_array(value: Any) -> bool:
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(isinstance(v, Mapping) for v in value)
+    )
+
+
+# The sweep machinery needs the helpers above, so it is imported last.
+from .sweep import SweepInterrupted, SweepResult, load_sweep, sweep  # noqa: E402

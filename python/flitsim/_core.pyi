@@ -1,6 +1,6 @@
 """Type stubs of the private extension module ``flitsim._core`` (PyO3 bindings)."""
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 class FlitsimError(ValueError):
     """A flitsim experiment could not be run: invalid configuration, override or input."""
@@ -29,5 +29,63 @@ def resolve_json(
 def schema_json() -> str:
     """The JSON Schema of experiment files."""
 
+def dtable_json(
+    entries: int,
+    gmtu: int,
+    w: int,
+    k: int,
+    unit_bytes: int,
+    sls: List[Tuple[str, int, int, float]],
+) -> str:
+    """Build a DTable arbitration table; ``sls`` holds ``(name, max_distance, mtu, share)``.
+    Returns JSON with ``pool``, ``total_weight``, ``sls`` and ``table``."""
+
 def version() -> str:
     """The version of the compiled flitsim core."""
+
+def topo_json(spec_or_path: str) -> str:
+    """The topology named by ``spec_or_path`` as flitsim topology JSON.
+
+    ``spec_or_path`` is an existing ``.json`` file (flitsim's format), another existing file
+    (an ibnetdiscover dump or ibsim net file) or a generator spec such as ``torus:6x6``.
+    """
+
+def topo_info_json(spec_or_path: str) -> str:
+    """Facts about a topology as JSON: ``name``, ``switches``, ``endpoints``,
+    ``inter_switch_links``, ``ports_min``, ``ports_max``, ``connected``, ``diameter`` (in
+    switch-to-switch links, ``null`` when disconnected) and ``shape``."""
+
+def topo_convert(spec_or_path: str, to: str) -> str:
+    """The topology as ``"json"`` or ``"ibnetdiscover"`` text."""
+
+def route_json(
+    spec_or_path: str,
+    engine: str,
+    max_vls: int = 8,
+    classes: int = 1,
+    out_dir: Optional[str] = None,
+    options_json: Optional[str] = None,
+) -> str:
+    """Route a topology, verify its channel dependency graph and return the report as JSON
+    (``engine``, ``switches``, ``endpoints``, ``vls_used``, ``deadlock_free``,
+    ``runtime_seconds``, ``max_hops``, ``mean_hops``, ``routing_sls``, ``memory_bytes``,
+    ``cdg`` with per-VL verdicts, ``cycle``, ``files``, …).
+
+    With ``out_dir`` the OpenSM dumps (``opensm-lfts.dump``, ``guid2lid``,
+    ``opensm-sl2vl.dump``, ``path-sl.txt``) are written there, all four or none.
+    ``options_json`` is a JSON object of engine options: ``heuristic`` (``weakest``,
+    ``strongest``, ``first``), ``online``, ``balance``, ``max_layers`` and ``roots`` (switch
+    GUIDs as strings). The GIL is released while routing.
+    """
+
+def ebb_json(
+    spec_or_path: str,
+    engine: Optional[str] = None,
+    tables_dir: Optional[str] = None,
+    patterns: int = 100,
+    seed: int = 1,
+    max_vls: int = 8,
+) -> str:
+    """Effective bisection bandwidth as JSON (``ebb_mean``, ``ebb_min``, ``ebb_max``,
+    ``patterns``, ``seed``, ``engine``, ``topology``, ``endpoints``, ``runtime_seconds``) of
+    the routing by ``engine`` or of the OpenSM dumps in ``tables_dir`` (exactly one)."""

@@ -1,21 +1,24 @@
 """The ``flitsim`` command line (click).
 
-Commands: ``run`` one experiment, ``bench`` the macro-benchmarks, ``demo`` a small load
-sweep, ``version``. Errors in the user's input print ``error: <message>`` on stderr and exit
-with status 2, without a traceback.
+Commands: ``run`` one experiment, ``sweep`` a grid of experiments into a Parquet dataset,
+``bench`` the macro-benchmarks, ``demo`` a small load sweep, ``schema`` the JSON Schema of
+experiment files, ``version``. Errors in the user's input print ``error: <message>`` on
+stderr and exit with status 2, without a traceback; an interrupted sweep exits with 130.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
 from . import FlitsimError, __version__, _core, _read_config, _run_text, check_set
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 # (name, file under examples/, load) of the scenarios `flitsim bench` runs.
 BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
@@ -123,40 +126,309 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("flitsim-demo"),
     show_default=True,
-    help="Directory for demo.csv.",
+    help="Directory for the dataset, the plots and report.html.",
 )
-def demo(out_dir: Path) -> None:
-    """Sweep the load on a small 4x4 torus and print a latency/throughput table."""
-    from .demo import DEMO_LOADS, run_demo, write_csv
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs at once (default: the number of CPUs).",
+)
+def demo(out_dir: Path, jobs: Optional[int]) -> None:
+    """Two-class load sweep on a 4x4 torus, with plots and a report.
 
-    click.echo("4x4 torus, 16 endpoints, uniform random traffic, DOR routing, 2 VLs")
+    Runs a small sweep (12 loads x 2 seeds, a few seconds), prints a table, and writes
+    the Parquet dataset, four plots (OUT/plots/) and OUT/report.html.
+    """
+    from .demo import DEMO_LOADS, DEMO_SEEDS, run_demo
+
+    click.echo(
+        "4x4 torus, 16 endpoints, uniform random traffic, DOR routing, 4 VLs; two classes: "
+        "hi (1/4 of the load, strict priority) and lo (3/4)"
+    )
+    loads = ", ".join(f"{x:g}" for x in DEMO_LOADS)
+    click.echo(f"offered loads {loads} flits/cycle/endpoint, {DEMO_SEEDS} seeds each")
     try:
-        rows = run_demo(DEMO_LOADS)
+        result = run_demo(out_dir, jobs=jobs)
     except FlitsimError as e:
         _fail(str(e))
-    header = ("load", "accepted", "lat mean", "lat p99", "saturated")
-    widths = (6, 9, 9, 9, 9)
+    except OSError as e:
+        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    names = sorted({k.split(".", 1)[1] for row in result.rows for k in row if "." in k})
+    header = ("load", "accepted", "lat mean", "lat p99") + tuple(
+        f"{n} mean" for n in names
+    ) + ("saturated",)
+    widths = (5, 9, 9, 9) + tuple(max(9, len(n) + 5) for n in names) + (9,)
     click.echo(_row(header, widths))
-    for row in rows:
+    for row in result.rows:
         cells = (
-            f"{row['load']:.1f}",
+            _fmt(row["load"], 2),
             _fmt(row["accepted_load"], 3),
             _fmt(row["latency_mean"], 1),
             _fmt(row["latency_p99"], 1),
-            _yes_no(row["saturated"]),
+        ) + tuple(_fmt(row.get(f"latency_mean.{n}"), 1) for n in names) + (
+            f"{row['saturated']}/{row['seeds']}",
         )
         click.echo(_row(cells, widths))
+    click.echo("(loads in flits/cycle/endpoint, latencies in cycles, means over seeds)")
+    click.echo(f"dataset: {result.out_dir} (read with flitsim.load_sweep)")
+    if result.skipped:
+        click.echo(f"plots and report skipped: {result.skipped}")
+    else:
+        click.echo(f"plots:   {result.plots[0].parent}")
+        click.echo(f"report:  {result.report}")
+    click.echo(f"done in {result.seconds:.1f} s")
+
+
+@main.command("plot")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    type=click.Choice(["png", "svg", "pdf"]),
+    help="Image format (repeatable; default: png and svg).",
+)
+@click.option(
+    "--dest",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the images (default: DIR/plots).",
+)
+def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]) -> None:
+    """Plot the sweep in DIR and print the paths of the images.
+
+    Writes latency_vs_load, accepted_vs_offered, sl_throughput and latency_cdf, each in
+    every --format.
+    """
+    from .plot import plot_sweep
+
     try:
-        path = write_csv(rows, out_dir / "demo.csv")
+        paths = plot_sweep(directory, dest=dest, formats=formats or ("png", "svg"))
+    except (FlitsimError, ImportError) as e:
+        _fail(str(e))
     except OSError as e:
-        _fail(f"cannot write {out_dir / 'demo.csv'}: {e.strerror or e}")
-    click.echo(f"wrote {path}")
+        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    for path in paths:
+        click.echo(str(path))
+
+
+@main.command("report")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--dest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="HTML file to write (default: DIR/report.html).",
+)
+def report_command(directory: Path, dest: Optional[Path]) -> None:
+    """Write an HTML report of the sweep in DIR and print its path.
+
+    One self-contained page (OUT/report.html by default): the sweep's configuration, the
+    four plots embedded as images, and tables per point and per service level.
+    """
+    from .report import write_report
+
+    try:
+        path = write_report(directory, dest=dest)
+    except (FlitsimError, ImportError) as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    click.echo(str(path))
 
 
 @main.command()
 def version() -> None:
-    """Print the flitsim version."""
+    """Print the flitsim version, and the Python and pyarrow versions."""
     click.echo(f"flitsim {__version__} (core {_core.version()})")
+    click.echo(f"python {sys.version.split()[0]}")
+    try:
+        import pyarrow
+
+        click.echo(f"pyarrow {pyarrow.__version__}")
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        click.echo("pyarrow not installed")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of experiment files."""
+    click.echo(_core.schema_json().strip())
+
+
+# -- flitsim sweep ------------------------------------------------------------------------
+
+
+@main.command(short_help="Run a grid of experiments into a Parquet dataset.")
+@click.argument("file", metavar="FILE.toml")
+@click.option(
+    "--vary",
+    "varies",
+    multiple=True,
+    metavar="KEY=VALUES",
+    help="A key and its values: key=v1,v2,... (TOML literals; bare words are strings) or "
+    "key=start:stop:step (inclusive numeric range). Repeatable; the grid is the product.",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Seeds per point: the config's seed and the next N-1.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs at once (default: the number of CPUs).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "dask"]),
+    default=None,
+    help="local: a thread pool (default); dask: a Dask cluster (see --scheduler).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDR",
+    default=None,
+    help="Dask scheduler address (implies --backend dask); default: a local cluster of "
+    "--jobs worker processes.",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override one config key for every run (repeatable).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of the Parquet dataset (rerun into it to resume).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace a different sweep found in --out.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary rows as JSON.")
+def sweep(
+    file: str,
+    varies: Tuple[str, ...],
+    seeds: int,
+    jobs: Optional[int],
+    backend: Optional[str],
+    scheduler: Optional[str],
+    sets: Tuple[str, ...],
+    out_dir: Path,
+    overwrite: bool,
+    progress: Optional[bool],
+    as_json: bool,
+) -> None:
+    """Run FILE for every combination of --vary values and seeds; store the results.
+
+    Writes OUT/sweep.json and one Parquet file per run under OUT/summary, OUT/per_sl and
+    OUT/histogram; read them with flitsim.load_sweep(OUT). Rerunning the same command skips
+    the runs already finished.
+
+    \b
+    Example:
+      flitsim sweep examples/torus-8x8-uniform.toml --vary traffic.load=0.1:0.5:0.1 \\
+          --vary routing.vls=2,4 --seeds 3 --jobs 2 --out sweep-8x8
+    """
+    from .sweep import SweepInterrupted, parse_vary
+    from .sweep import sweep as run_sweep
+
+    vary: Dict[str, List[Any]] = {}
+    for spec in varies:
+        try:
+            key, values = parse_vary(spec)
+        except FlitsimError as e:
+            _fail(f"--vary {spec}: {e}")
+        if key in vary:
+            _fail(f"--vary {spec}: key {key} is already varied")
+        vary[key] = values
+    if backend is None:
+        backend = "dask" if scheduler is not None else "local"
+    try:
+        checked = [check_set(s) for s in sets]
+        table = run_sweep(
+            Path(file),
+            vary,
+            seeds=seeds,
+            jobs=jobs,
+            backend=backend,
+            scheduler=scheduler,
+            out=out_dir,
+            progress=progress,
+            overwrite=overwrite,
+            sets=checked,
+        )
+    except FlitsimError as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    except KeyboardInterrupt as e:
+        if isinstance(e, SweepInterrupted):
+            done = f"{e.finished} of {e.total} points finished; "
+        else:
+            done = ""
+        click.echo(f"interrupted: {done}rerun the same command to resume", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
+
+    rows = table.to_pylist()
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    click.echo(format_sweep_table(rows, list(vary)))
+    click.echo(f"{len(rows)} runs in {out_dir} (read with flitsim.load_sweep)")
+
+
+def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> str:
+    """One line per sweep point: its varied values, seed count, mean accepted load, mean
+    latency and how many of its runs saturated. ``rows`` are in grid order."""
+    groups: List[Tuple[Tuple[Any, ...], List[Dict[str, Any]]]] = []
+    for row in rows:
+        point = tuple(row.get(k) for k in keys)
+        if groups and groups[-1][0] == point:
+            groups[-1][1].append(row)
+        else:
+            groups.append((point, [row]))
+    header = tuple(keys) + ("seeds", "accepted", "lat mean", "saturated")
+    lines = []
+    body = []
+    for point, group in groups:
+        n = len(group)
+        accepted = _mean(r.get("accepted_load") for r in group)
+        latency = _mean(r.get("latency_mean") for r in group)
+        saturated = sum(1 for r in group if r.get("saturated"))
+        body.append(
+            tuple(_cell(v) for v in point)
+            + (str(n), _fmt(accepted, 4), _fmt(latency, 1), f"{saturated}/{n}")
+        )
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *body)]
+    widths = [max(w, 6) for w in widths]
+    lines.append(_row(header, widths, left=len(keys)))
+    lines.extend(_row(cells, widths, left=len(keys)) for cells in body)
+    return "\n".join(lines)
+
+
+def _mean(values: Iterable[Any]) -> Optional[float]:
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return format(value, ".12g")
+    return str(value)
 
 
 def find_examples_dir() -> Optional[Path]:
@@ -295,6 +567,12 @@ def _row(cells: Sequence[str], widths: Sequence[int], left: int = 1) -> str:
         out.append(f"{cell:<{width}}" if i < left else f"{cell:>{width}}")
     return " ".join(out).rstrip()
 
+
+from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)
+from .cli_qos import qos  # noqa: E402  (QoS tables)
+
+for _command in (topo, route, ebb, qos):
+    main.add_command(_command)
 
 if __name__ == "__main__":
     main(prog_name="flitsim")

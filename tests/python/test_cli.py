@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import subprocess
@@ -164,21 +163,6 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
 def test_bench_without_scenario_files(runner, tmp_path: Path):
     result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
     assert_user_error(result, "error: ", BENCH_SCENARIOS[0][1])
-
-
-def test_demo_prints_table_and_writes_csv(runner):
-    with runner.isolated_filesystem():
-        result = invoke(runner, "demo")
-        assert result.exit_code == 0, result.stderr
-        assert "accepted" in result.stdout
-        path = Path("flitsim-demo") / "demo.csv"
-        assert path.is_file()
-        with path.open(newline="") as f:
-            rows = list(csv.DictReader(f))
-    assert [float(r["load"]) for r in rows] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-    accepted = [float(r["accepted_load"]) for r in rows]
-    assert accepted[0] == pytest.approx(0.1, abs=0.03)
-    assert all(r["flitsim_version"] == flitsim.__version__ for r in rows)
 
 
 def test_run_report_names_the_deadlock(runner, tiny_config: Path):

@@ -737,6 +737,19 @@ impl ExperimentConfig {
                 _ => {}
             }
         }
+        if let Some(engine) = &self.routing.engine {
+            if let Err(e) = flitsim_manager::routing::engine_by_name(engine) {
+                let names = flitsim_manager::routing::ENGINE_NAMES;
+                let hint = names
+                    .iter()
+                    .map(|n| (edit_distance(engine, n), *n))
+                    .min()
+                    .filter(|(d, _)| *d <= engine.len().max(3) / 2 + 1)
+                    .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(format!("routing.engine: {e}{hint}"));
+            }
+        }
         if self.routing.vls == 0 || self.routing.vls > 32 {
             return Err(format!(
                 "routing.vls = {}: must be in 1..=32",
@@ -825,6 +838,12 @@ mod tests {
         );
         let e = err(BASE, &["switch.routing_delay=-1"]);
         assert!(e.contains("`switch.routing_delay`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_routing_engines_fail_at_parse_time() {
+        let e = err(BASE, &["routing.engine=\"dfssp\""]);
+        assert!(e.contains("routing.engine") && e.contains("did you mean `dfsssp`"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,366 @@
+"""Fabric commands of the ``flitsim`` command line: ``topo``, ``route`` and ``ebb``.
+
+A TOPO argument is a topology file (``.json``: flitsim's format; anything else: an
+``ibnetdiscover`` dump or ``ibsim`` net file) or a generator spec such as ``torus:6x6``,
+``kary-ntree:k=8,n=3``, ``xgft:h=2,m=10,10,w=5,5``, ``kautz:b=3,n=3,endpoints=4`` or
+``random:switches=128,ports=32,endpoints=16,links=256,seed=1``.
+
+* ``flitsim topo generate|info|convert`` builds, describes and converts topologies.
+* ``flitsim route TOPO --engine E`` routes a topology, checks its channel dependency graph for
+  deadlock freedom and reports path lengths; ``--out DIR`` writes the tables as OpenSM dumps
+  (``opensm-lfts.dump``, ``guid2lid``, ``opensm-sl2vl.dump``, ``path-sl.txt``), which an
+  experiment loads with ``routing.tables = "DIR"``.
+* ``flitsim ebb`` computes the effective bisection bandwidth of a routing.
+
+Errors print ``error: <message>`` on stderr and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, NoReturn, Optional, Tuple, TypeVar
+
+import click
+
+from . import FlitsimError, _core
+
+EXIT_USAGE = 2
+FORMATS = ("json", "ibnetdiscover")
+HEURISTICS = ("weakest", "strongest", "first")
+
+T = TypeVar("T")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(EXIT_USAGE)
+
+
+def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call into the core; turn user errors into ``error: …`` and exit status 2."""
+    try:
+        return fn(*args, **kwargs)
+    except FlitsimError as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a failure leaves no partial file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as e:
+        _fail(f"cannot write {path}: {e.strerror or e}")
+
+
+def _format_for(out: Optional[Path], fmt: Optional[str]) -> str:
+    """The explicit format, else the one the TOPO loader expects for ``out``'s extension."""
+    if fmt is not None:
+        return fmt
+    if out is None or out.suffix.lower() == ".json":
+        return "json"
+    return "ibnetdiscover"
+
+
+def _emit(text: str, out: Optional[Path]) -> None:
+    if out is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        _write_text(out, text)
+        click.echo(f"wrote {out}")
+
+
+# ---------------------------------------------------------------------------------------- topo
+
+
+@click.group("topo")
+def topo() -> None:
+    """Generate, describe and convert topologies.
+
+    \b
+    Examples:
+      flitsim topo generate kary-ntree:k=4,n=3 --out fat.topo
+      flitsim topo info fat.topo
+      flitsim topo convert fabric.topo --to json --out fabric.json
+    """
+
+
+@topo.command("generate")
+@click.argument("spec", metavar="SPEC")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to FILE instead of standard output.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format (default: json; ibnetdiscover when --out does not end in .json).",
+)
+def topo_generate(spec: str, out: Optional[Path], fmt: Optional[str]) -> None:
+    """Build the topology SPEC (e.g. torus:6x6) and print or write it.
+
+    Generated switches and endpoints get deterministic GUIDs and LIDs.
+    """
+    _emit(_call(_core.topo_convert, spec, _format_for(out, fmt)), out)
+
+
+@topo.command("info")
+@click.argument("topology", metavar="TOPO")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as one JSON object.")
+def topo_info(topology: str, as_json: bool) -> None:
+    """Print switches, endpoints, links, ports, connectivity and diameter of TOPO."""
+    text = _call(_core.topo_info_json, topology)
+    if as_json:
+        click.echo(text)
+        return
+    click.echo(format_topo_info(json.loads(text)))
+
+
+@topo.command("convert")
+@click.argument("topology", metavar="TOPO")
+@click.option("--to", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to FILE instead of standard output.",
+)
+def topo_convert(topology: str, fmt: str, out: Optional[Path]) -> None:
+    """Convert TOPO to flitsim JSON or an ibnetdiscover dump."""
+    _emit(_call(_core.topo_convert, topology, fmt), out)
+
+
+def format_topo_info(i: Dict[str, Any]) -> str:
+    """Render ``topo info`` facts for people."""
+    lo, hi = i.get("ports_min"), i.get("ports_max")
+    ports = f"{lo}" if lo == hi else f"{lo}..{hi}"
+    diameter = i.get("diameter")
+    rows = [
+        ("topology", i.get("name", "")),
+        ("shape", _shape(i.get("shape") or {})),
+        ("switches", i.get("switches")),
+        ("endpoints", i.get("endpoints")),
+        ("inter-switch links", i.get("inter_switch_links")),
+        ("ports per switch", ports),
+        ("connected", "yes" if i.get("connected") else "no"),
+        ("diameter", "-" if diameter is None else f"{diameter} switch hops"),
+    ]
+    return "\n".join(f"{k:<20}{v}" for k, v in rows)
+
+
+def _shape(s: Dict[str, Any]) -> str:
+    kind = s.get("kind", "irregular")
+    if kind == "torus":
+        sides = "x".join(str(x) for x in s.get("sides", []))
+        name = "torus" if s.get("wrap") else "mesh"
+        return f"{name} {sides}"
+    if kind == "kary_n_tree":
+        return f"{s.get('k')}-ary {s.get('n')}-tree"
+    if kind == "xgft":
+        m = ",".join(str(x) for x in s.get("m", []))
+        w = ",".join(str(x) for x in s.get("w", []))
+        return f"XGFT({s.get('h')}; {m}; {w})"
+    return str(kind)
+
+
+# --------------------------------------------------------------------------------------- route
+
+
+@click.command("route")
+@click.argument("topology", metavar="TOPO")
+@click.option(
+    "--engine",
+    "-e",
+    required=True,
+    help="minhop, updn, ftree, dor, lash, sssp, dfsssp or dmodk.",
+)
+@click.option(
+    "--max-vls",
+    type=click.IntRange(1, 255),
+    default=8,
+    show_default=True,
+    help="Data VLs the engine may use.",
+)
+@click.option(
+    "--classes",
+    type=click.IntRange(1, 255),
+    default=1,
+    show_default=True,
+    help="Traffic classes (each gets its own VLs).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the OpenSM dumps into DIR (all four files or none).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--heuristic",
+    type=click.Choice(HEURISTICS),
+    default=None,
+    help="dfsssp: which edge of a dependency cycle to cut (default weakest).",
+)
+@click.option("--online", is_flag=True, help="dfsssp: first-fit layer assignment.")
+@click.option(
+    "--balance/--no-balance",
+    default=None,
+    help="dfsssp, lash: spread layers over spare VLs (default: on for dfsssp, off for lash).",
+)
+@click.option(
+    "--max-layers",
+    type=click.IntRange(1, 255),
+    default=None,
+    help="dfsssp, lash: at most this many layers per class.",
+)
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    metavar="GUID",
+    help="updn: a root switch by node GUID (repeatable).",
+)
+def route(
+    topology: str,
+    engine: str,
+    max_vls: int,
+    classes: int,
+    out_dir: Optional[Path],
+    as_json: bool,
+    heuristic: Optional[str],
+    online: bool,
+    balance: Optional[bool],
+    max_layers: Optional[int],
+    roots: Tuple[str, ...],
+) -> None:
+    """Route TOPO with an engine, check deadlock freedom and report path lengths.
+
+    \b
+    Examples:
+      flitsim route torus:8x8 --engine dor --json
+      flitsim route random:switches=64,ports=16,endpoints=4,links=160,seed=1 \\
+          --engine dfsssp --out tables/
+    """
+    options: Dict[str, Any] = {"online": online}
+    if heuristic is not None:
+        options["heuristic"] = heuristic
+    if balance is not None:
+        options["balance"] = balance
+    if max_layers is not None:
+        options["max_layers"] = max_layers
+    if roots:
+        options["roots"] = list(roots)
+    text = _call(
+        _core.route_json,
+        topology,
+        engine,
+        max_vls,
+        classes,
+        None if out_dir is None else str(out_dir),
+        json.dumps(options),
+    )
+    if as_json:
+        click.echo(text)
+        return
+    click.echo(format_route(json.loads(text)))
+
+
+def format_route(r: Dict[str, Any]) -> str:
+    """Render a route report for people."""
+    lines = [
+        f"{r.get('engine')} on {r.get('topology')}: {r.get('switches')} switches, "
+        f"{r.get('endpoints')} endpoints",
+        f"VLs used        {r.get('vls_used')} of {r.get('max_vls')} "
+        f"({r.get('classes')} class(es) x {r.get('routing_sls')} routing SL(s))",
+        f"deadlock-free   {'yes' if r.get('deadlock_free') else 'NO'}",
+        f"hops            max {r.get('max_hops')}, mean {r.get('mean_hops', 0):.3f} "
+        "(switch-to-switch links)",
+        f"time            routing {r.get('runtime_seconds', 0):.3f} s, "
+        f"verification {r.get('verify_seconds', 0):.3f} s",
+    ]
+    cycle = r.get("cycle")
+    if cycle:
+        hops = " -> ".join(f"{c['switch']}:{c['ib_port']}/vl{c['vl']}" for c in cycle)
+        lines.append(f"cycle           {hops}")
+    for path in r.get("files") or []:
+        lines.append(f"wrote           {path}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------- ebb
+
+
+@click.command("ebb")
+@click.argument("topology", metavar="TOPO")
+@click.option("--engine", "-e", default=None, help="Route TOPO with this engine.")
+@click.option(
+    "--tables",
+    "tables_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Use the OpenSM dumps in DIR (as `flitsim route --out` or OpenSM write them).",
+)
+@click.option(
+    "--patterns", type=click.IntRange(1), default=100, show_default=True,
+    help="Random perfect matchings to evaluate.",
+)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@click.option(
+    "--max-vls", type=click.IntRange(1, 255), default=8, show_default=True,
+    help="Data VLs the engine may use.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def ebb(
+    topology: str,
+    engine: Optional[str],
+    tables_dir: Optional[Path],
+    patterns: int,
+    seed: int,
+    max_vls: int,
+    as_json: bool,
+) -> None:
+    """Effective bisection bandwidth of a routing of TOPO (--engine E or --tables DIR).
+
+    The mean, over random perfect matchings of the endpoints, of the bandwidth each flow gets
+    when flows share links equally (1.0: every flow at full link speed).
+    """
+    if (engine is None) == (tables_dir is None):
+        _fail("give exactly one of --engine E and --tables DIR")
+    text = _call(
+        _core.ebb_json,
+        topology,
+        engine,
+        None if tables_dir is None else str(tables_dir),
+        patterns,
+        seed,
+        max_vls,
+    )
+    if as_json:
+        click.echo(text)
+        return
+    r = json.loads(text)
+    click.echo(
+        f"effective bisection bandwidth {r['ebb_mean']:.4f} "
+        f"(min {r['ebb_min']:.4f}, max {r['ebb_max']:.4f}) over {r['patterns']} patterns, "
+        f"seed {r['seed']}; {r['engine']} on {r['topology']} ({r['endpoints']} endpoints)"
+    )

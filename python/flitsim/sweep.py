@@ -1,0 +1,919 @@
+"""Parameter sweeps: a grid of experiments run in parallel, stored as a Parquet dataset.
+
+:func:`sweep` runs the cartesian product of the values of some configuration keys, each
+with one or more seeds, on a thread pool (the engine releases the GIL) or on a Dask
+cluster, and returns one summary row per run. With ``out=DIR`` it also writes every run to
+a resumable dataset that :func:`load_sweep` reads back::
+
+    DIR/sweep.json                                  what was swept (see SweepResult.spec)
+    DIR/summary/<k1>=<v1>/.../seed=<s>.parquet      one row per run
+    DIR/per_sl/<k1>=<v1>/.../seed=<s>.parquet       one row per service level
+    DIR/histogram/<k1>=<v1>/.../seed=<s>.parquet    one row per (service level, latency bin)
+
+Every file also holds the varied keys as columns (named by the dotted key), ``seed``,
+``config_hash`` and ``version``. A run's summary file is written last, so its presence means
+the run is complete; rerunning the same sweep skips complete runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import (
+    ConfigSource,
+    FlitsimError,
+    __version__,
+    _collect_sets,
+    _core,
+    _read_config,
+    format_value,
+)
+from .results import (
+    histogram_rows,
+    histogram_schema,
+    per_sl_rows,
+    per_sl_schema,
+    summary_row,
+    summary_schema,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+__all__ = ["SweepInterrupted", "SweepResult", "load_sweep", "parse_vary", "sweep"]
+
+SWEEP_FORMAT = "flitsim-sweep"
+SWEEP_FORMAT_VERSION = 1
+SPEC_FILE = "sweep.json"
+TABLES = ("summary", "per_sl", "histogram")
+
+# Columns every file has besides the varied keys; a varied key may not take these names.
+_RESERVED = {"seed", "config_hash", "version", "sl", "name", "latency", "count"}
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C. Finished runs are kept; rerunning the sweep resumes it.
+
+    ``finished`` counts the complete runs (including those found already done), ``total``
+    the runs of the whole grid, ``out`` is the output directory (or ``None``).
+    """
+
+    def __init__(self, finished: int, total: int, out: Optional[Path]) -> None:
+        super().__init__(f"interrupted: {finished} of {total} runs finished")
+        self.finished = finished
+        self.total = total
+        self.out = out
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One (point, seed) of the grid."""
+
+    index: int  # position in grid order
+    values: Tuple[Any, ...]  # the varied values of its point
+    seed: int
+    sets: Tuple[str, ...]  # every override, the varied keys last
+    config_hash: str
+    relpath: str  # "<k1>=<v1>/.../seed=<s>.parquet"
+
+
+class _Grid:
+    """The varied keys, their values, and how they appear in columns and directory names."""
+
+    def __init__(self, vary: Mapping[str, Sequence[Any]]) -> None:
+        self.keys: List[str] = list(vary)
+        self.values: List[List[Any]] = [list(v) for v in vary.values()]
+        self.kinds = [_column_kind(v) for v in self.values]
+        self.labels: List[List[str]] = []
+        for key, values in zip(self.keys, self.values):
+            labels = [_dir_label(v) for v in values]
+            for i, label in enumerate(labels):
+                j = labels.index(label)
+                if j != i:
+                    raise FlitsimError(
+                        f"vary {key}: values {values[j]!r} and {values[i]!r} would share the "
+                        f"directory name {key}={label}"
+                    )
+            self.labels.append(labels)
+
+    def points(self) -> Iterator[Tuple[Tuple[Any, ...], Tuple[str, ...]]]:
+        """(values, labels) of every point, the first key varying slowest."""
+        idx = itertools.product(*(range(len(v)) for v in self.values))
+        for combo in idx:
+            yield (
+                tuple(self.values[k][i] for k, i in enumerate(combo)),
+                tuple(self.labels[k][i] for k, i in enumerate(combo)),
+            )
+
+    def fields(self) -> List["pa.Field"]:
+        import pyarrow as pa
+
+        types = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64()}
+        return [
+            pa.field(key, types.get(kind, pa.string()))
+            for key, kind in zip(self.keys, self.kinds)
+        ]
+
+    def cells(self, values: Sequence[Any]) -> Dict[str, Any]:
+        cells = {}
+        for key, kind, value in zip(self.keys, self.kinds, values):
+            if kind == "float64":
+                value = float(value)
+            elif kind == "label":
+                value = _label(value)
+            cells[key] = value
+        return cells
+
+    def describe(self, values: Sequence[Any]) -> str:
+        return ", ".join(f"{k}={format_value(v)}" for k, v in zip(self.keys, values))
+
+
+# ---------------------------------------------------------------------------------------
+# Public API
+
+
+def sweep(
+    config: ConfigSource,
+    vary: Optional[Mapping[str, Iterable[Any]]] = None,
+    *,
+    seeds: Union[int, Iterable[int]] = 1,
+    jobs: Optional[int] = None,
+    backend: str = "local",
+    scheduler: Any = None,
+    out: Union[str, "os.PathLike[str]", None] = None,
+    progress: Optional[bool] = None,
+    overwrite: bool = False,
+    sets: Optional[Iterable[str]] = None,
+    **overrides: Any,
+) -> "pa.Table":
+    """Run every combination of the ``vary`` values with every seed; return the summaries.
+
+    ``config`` is a path, TOML text or a dict, as for :func:`flitsim.run`; ``sets`` and
+    keyword ``overrides`` (``traffic__load=0.3``) change it first, for every run.
+
+    * ``vary``: ``{dotted key: [values]}``. The grid is the cartesian product of the
+      values, in the order given (the first key varies slowest).
+    * ``seeds``: a count ``N`` (seeds ``base … base+N-1``, ``base`` being the config's seed
+      after the overrides) or an explicit list of seeds.
+    * ``jobs``: runs at once (default: :func:`os.cpu_count`).
+    * ``backend``: ``"local"`` (a thread pool) or ``"dask"``: ``scheduler`` is then the
+      address of a Dask scheduler or a ``distributed.Client``; ``None`` starts a
+      ``LocalCluster`` of ``jobs`` single-threaded worker processes for this sweep (as
+      with :mod:`multiprocessing`, a script doing that needs the
+      ``if __name__ == "__main__":`` guard).
+    * ``out``: directory of the Parquet dataset (see :mod:`flitsim.sweep`). A rerun into the
+      same directory skips finished runs; a directory holding a different sweep is refused
+      unless ``overwrite=True``, which deletes that dataset first.
+    * ``progress``: a progress bar on stderr; ``None`` shows it when stderr is a terminal.
+
+    Every run is validated before any starts, so a bad value in ``vary`` raises
+    :class:`flitsim.FlitsimError` at once. The result is a :class:`pyarrow.Table`, one row
+    per (point, seed) in grid order then seed order; :class:`SweepResult` lists its
+    columns. It is the same whatever ``jobs`` and ``backend`` (apart from ``wall_seconds``).
+    Ctrl-C stops the sweep, keeps the finished runs and raises :class:`SweepInterrupted`
+    (a :class:`KeyboardInterrupt`).
+
+    >>> import flitsim, tempfile
+    >>> cfg = {"topology": {"kind": "torus", "sides": [4, 4]},
+    ...        "traffic": {"load": 0.1}, "run": {"warmup": 200, "measure": 1000}}
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> t = flitsim.sweep(cfg, vary={"traffic.load": [0.1, 0.2]}, seeds=2, jobs=2,
+    ...                   out=tmp.name)
+    >>> t.num_rows, t.column_names[:4]
+    (4, ['traffic.load', 'seed', 'config_hash', 'version'])
+    >>> t.select(["traffic.load", "seed"]).to_pylist()[1]
+    {'traffic.load': 0.1, 'seed': 2}
+    >>> flitsim.load_sweep(tmp.name).summary.equals(t)
+    True
+    >>> tmp.cleanup()
+    """
+    text, origin = _read_config(config)
+    base_sets = _collect_sets(sets, overrides)
+    grid = _Grid(_normalise_vary(vary))
+    jobs = _check_jobs(jobs)
+    if backend not in ("local", "dask"):
+        raise FlitsimError(f"backend must be 'local' or 'dask', not {backend!r}")
+    if scheduler is not None and backend != "dask":
+        raise FlitsimError("scheduler is only used with backend='dask'")
+
+    base = json.loads(_core.resolve_json(text, origin, base_sets, None))
+    seed_list = _seed_list(seeds, int(base["seed"]))
+    runs = _plan(grid, text, origin, base_sets, seed_list)
+
+    out_dir = Path(out) if out is not None else None
+    done: Dict[int, "pa.Table"] = {}
+    if out_dir is not None:
+        spec = {
+            "format": SWEEP_FORMAT,
+            "version": SWEEP_FORMAT_VERSION,
+            "flitsim_version": __version__,
+            "config": text,
+            "origin": origin,
+            "vary": {k: v for k, v in zip(grid.keys, grid.values)},
+            "seeds": seed_list,
+            "overrides": list(base_sets),
+        }
+        spec = json.loads(json.dumps(spec))
+        _prepare_out(out_dir, spec, overwrite)
+        for run in runs:
+            table = _finished_summary(out_dir, run)
+            if table is not None:
+                done[run.index] = table
+
+    todo = [r for r in runs if r.index not in done]
+    if todo:
+        _execute(todo, len(runs), done, grid, text, origin, out_dir, jobs, backend, scheduler,
+                 _show_progress(progress))
+    return _concat([done[r.index] for r in runs])
+
+
+def load_sweep(out: Union[str, "os.PathLike[str]"]) -> "SweepResult":
+    """Read the dataset a :func:`sweep` wrote to ``out``.
+
+    Runs whose summary file is missing (an interrupted sweep) are left out of the tables and
+    listed in :attr:`SweepResult.missing`.
+
+    >>> import flitsim, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> _ = flitsim.sweep({"topology": {"kind": "torus", "sides": [4, 4]},
+    ...                    "traffic": {"load": 0.1}, "run": {"measure": 500}},
+    ...                   vary={"routing.vls": [2, 4]}, seeds=[5], jobs=1, out=tmp.name)
+    >>> res = flitsim.load_sweep(tmp.name)
+    >>> res.vary, res.summary["routing.vls"].to_pylist(), res.per_sl.num_rows
+    ({'routing.vls': [2, 4]}, [2, 4], 2)
+    >>> res.complete
+    True
+    >>> tmp.cleanup()
+    """
+    out_dir = Path(out)
+    spec = _read_spec(out_dir)
+    if spec is None:
+        raise FlitsimError(f"{out_dir}: no {SPEC_FILE}; not a flitsim sweep directory")
+    return SweepResult(out_dir, spec)
+
+
+class SweepResult:
+    """A sweep dataset read back from disk (see :func:`load_sweep`).
+
+    ``summary``, ``per_sl`` and ``histogram`` are :class:`pyarrow.Table`\\ s in grid order
+    (the varied keys in the order of ``vary``, the first slowest), then seed.
+
+    Summary columns: the varied keys, ``seed``, ``config_hash``, ``version``,
+    ``endpoints``, ``offered_load``, ``accepted_load``, ``saturated``, ``drained``,
+    ``deadlock``, ``latency_{mean,p50,p99,max}``, ``network_latency_{mean,p50,p99,max}``,
+    ``hops_mean``, ``flits_{generated,delivered,remaining}``, ``cycles_total``,
+    ``wall_seconds`` and per service level ``sl.<name>.{offered_load,accepted_load,share,
+    latency_mean,latency_p99}``.
+
+    per_sl columns: the varied keys, ``seed``, ``config_hash``, ``version``, ``sl``,
+    ``name``, ``offered_load``, ``accepted_load``, ``share``,
+    ``latency_{mean,p50,p99,max}``, ``network_latency_mean``, ``network_latency_p99``.
+
+    histogram columns: the varied keys, ``seed``, ``config_hash``, ``version``, ``sl``,
+    ``name``, ``latency`` (bin lower bound, cycles), ``count``.
+    """
+
+    def __init__(self, out: Path, spec: Dict[str, Any]) -> None:
+        self.path = out
+        self.spec: Dict[str, Any] = spec
+        self.vary: Dict[str, List[Any]] = {k: list(v) for k, v in spec["vary"].items()}
+        self.seeds: List[int] = list(spec["seeds"])
+        self._grid = _Grid(self.vary)
+        self._cells = [
+            (values, seed, _relpath(self._grid.keys, labels, seed))
+            for values, labels in self._grid.points()
+            for seed in self.seeds
+        ]
+        self.missing: List[Tuple[Dict[str, Any], int]] = [
+            (dict(zip(self._grid.keys, values)), seed)
+            for values, seed, rel in self._cells
+            if not (out / "summary" / rel).is_file()
+        ]
+        self._tables: Dict[str, "pa.Table"] = {}
+
+    @property
+    def complete(self) -> bool:
+        """Whether every run of the grid has its files."""
+        return not self.missing
+
+    @property
+    def summary(self) -> "pa.Table":
+        return self._table("summary")
+
+    @property
+    def per_sl(self) -> "pa.Table":
+        return self._table("per_sl")
+
+    @property
+    def histogram(self) -> "pa.Table":
+        return self._table("histogram")
+
+    def __repr__(self) -> str:
+        runs = len(self._cells)
+        return (
+            f"SweepResult({str(self.path)!r}, vary={self.vary!r}, seeds={self.seeds!r}, "
+            f"runs={runs - len(self.missing)}/{runs})"
+        )
+
+    def _table(self, name: str) -> "pa.Table":
+        if name not in self._tables:
+            import pyarrow.parquet as pq
+
+            done = [rel for _, _, rel in self._cells if (self.path / "summary" / rel).is_file()]
+            tables = [pq.read_table(self.path / name / rel) for rel in done]
+            if not tables:
+                tables = [_empty_table(name, self._grid)]
+            self._tables[name] = _concat(tables)
+        return self._tables[name]
+
+
+def parse_vary(spec: str) -> Tuple[str, List[Any]]:
+    """Parse a command-line ``--vary`` value: ``key=v1,v2,...`` or ``key=start:stop:step``.
+
+    List values are TOML literals (numbers, ``true``/``false``, ``"strings"``, ``[arrays]``);
+    a bare word is taken as a string. A range includes ``stop`` (within ``step/1e6``); it
+    stays integer when start, stop and step are integers, and floats are rounded to 12
+    significant digits. Raises :class:`flitsim.FlitsimError` saying what is wrong.
+
+    >>> parse_vary("traffic.load=0.1:0.3:0.1")
+    ('traffic.load', [0.1, 0.2, 0.3])
+    >>> parse_vary('routing.engine=dor,"minhop"')
+    ('routing.engine', ['dor', 'minhop'])
+    >>> parse_vary("topology.sides=[4,4],[8,8]")
+    ('topology.sides', [[4, 4], [8, 8]])
+    """
+    key, sep, value = spec.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep:
+        raise FlitsimError("expected key=v1,v2,... or key=start:stop:step (no '=')")
+    if not key:
+        raise FlitsimError("empty key before '='")
+    if not value:
+        raise FlitsimError(f"no values after '{key}='")
+    if ":" in value and value[0] not in "\"'[" and "," not in value:
+        return key, _parse_range(value)
+    items = _split_top_level(value)
+    if any(not item.strip() for item in items):
+        raise FlitsimError("empty value in the comma-separated list")
+    return key, [_parse_literal(item.strip()) for item in items]
+
+
+def _run_one(text: str, origin: str, sets: Sequence[str], seed: int) -> str:
+    """Run one experiment and return the engine's JSON (the task Dask workers execute)."""
+    return _core.run_json(text, origin, list(sets), seed)
+
+
+# ---------------------------------------------------------------------------------------
+# Planning and validation
+
+
+def _normalise_vary(vary: Optional[Mapping[str, Iterable[Any]]]) -> Dict[str, List[Any]]:
+    if vary is None:
+        return {}
+    if not isinstance(vary, Mapping):
+        raise FlitsimError(f"vary must be a dict of key → list of values, not {vary!r}")
+    result: Dict[str, List[Any]] = {}
+    for raw_key, raw_values in vary.items():
+        if not isinstance(raw_key, str) or not raw_key.strip():
+            raise FlitsimError(f"vary keys must be non-empty strings, got {raw_key!r}")
+        key = raw_key.strip().replace("__", ".")
+        if key == "seed":
+            raise FlitsimError("vary: use seeds=… to run several seeds, not vary={'seed': …}")
+        if key in _RESERVED:
+            raise FlitsimError(f"vary: {key!r} cannot be varied (it names a result column)")
+        if key in result:
+            raise FlitsimError(f"vary: key {key} given twice")
+        if isinstance(raw_values, (str, bytes, Mapping)) or not isinstance(raw_values, Iterable):
+            raise FlitsimError(f"vary {key}: expected a list of values, got {raw_values!r}")
+        values = [_plain(v) for v in raw_values]
+        if not values:
+            raise FlitsimError(f"vary {key}: no values")
+        for i, v in enumerate(values):
+            format_value(v)  # raises FlitsimError for what TOML cannot hold
+            if any(w == v and type(w) is type(v) for w in values[:i]):
+                raise FlitsimError(f"vary {key}: value {v!r} given twice")
+        result[key] = values
+    return result
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays → Python values; tuples → lists."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check_jobs(jobs: Optional[int]) -> int:
+    if jobs is None:
+        return max(1, os.cpu_count() or 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise FlitsimError(f"jobs must be a positive integer, got {jobs!r}")
+    return jobs
+
+
+def _seed_list(seeds: Union[int, Iterable[int]], base: int) -> List[int]:
+    if isinstance(seeds, bool):
+        raise FlitsimError(f"seeds must be a count or a list of seeds, got {seeds!r}")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise FlitsimError(f"seeds must be at least 1, got {seeds}")
+        result = list(range(base, base + seeds))
+    else:
+        result = [_plain(s) for s in seeds]
+        if not result:
+            raise FlitsimError("seeds: the list is empty")
+    for s in result:
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+            raise FlitsimError(f"seeds must be integers in 0..2^64-1, got {s!r}")
+    if len(set(result)) != len(result):
+        raise FlitsimError(f"seeds: a seed is given twice in {result}")
+    return result
+
+
+def _plan(
+    grid: _Grid, text: str, origin: str, base_sets: Sequence[str], seeds: Sequence[int]
+) -> List[_Run]:
+    """Every run of the grid, validated by the engine (without simulating)."""
+    runs: List[_Run] = []
+    for values, labels in grid.points():
+        sets = tuple(base_sets) + tuple(
+            f"{k}={format_value(v)}" for k, v in zip(grid.keys, values)
+        )
+        for seed in seeds:
+            try:
+                resolved = json.loads(_core.resolve_json(text, origin, list(sets), seed))
+            except FlitsimError as e:
+                raise FlitsimError(f"sweep point {grid.describe(values)}: {e}") from None
+            runs.append(
+                _Run(
+                    index=len(runs),
+                    values=values,
+                    seed=seed,
+                    sets=sets,
+                    config_hash=str(resolved["config_hash"]),
+                    relpath=_relpath(grid.keys, labels, seed),
+                )
+            )
+    return runs
+
+
+# ---------------------------------------------------------------------------------------
+# Execution
+
+
+def _execute(
+    todo: List[_Run],
+    total: int,
+    done: Dict[int, "pa.Table"],
+    grid: _Grid,
+    text: str,
+    origin: str,
+    out: Optional[Path],
+    jobs: int,
+    backend: str,
+    scheduler: Any,
+    show_progress: bool,
+) -> None:
+    """Run ``todo``, writing each finished run (in this thread) and adding it to ``done``."""
+    import click
+
+    workers = min(jobs, len(todo))
+    if backend == "dask":
+        results = _dask_results(todo, text, origin, workers, scheduler)
+    else:
+        results = _local_results(todo, text, origin, workers)
+    bar = None
+    if show_progress:
+        bar = click.progressbar(
+            length=len(todo), label="sweep", show_eta=True, show_pos=True, file=sys.stderr
+        )
+        bar.__enter__()
+    try:
+        for run, future in results:
+            try:
+                summary_json = future.result()
+            except FlitsimError as e:
+                raise FlitsimError(
+                    f"sweep point {grid.describe(run.values) or '(base)'}, seed {run.seed}: {e}"
+                ) from None
+            done[run.index] = _store(run, summary_json, grid, out)
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt as e:
+        raise SweepInterrupted(len(done), total, out) from e
+    finally:
+        results.close()  # cancel what has not started; wait for what is running
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def _local_results(
+    todo: List[_Run], text: str, origin: str, jobs: int
+) -> Iterator[Tuple[_Run, Any]]:
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="flitsim-sweep")
+    try:
+        futures = {pool.submit(_run_one, text, origin, r.sets, r.seed): r for r in todo}
+        for future in as_completed(futures):
+            yield futures[future], future
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _dask_results(
+    todo: List[_Run], text: str, origin: str, jobs: int, scheduler: Any
+) -> Iterator[Tuple[_Run, Any]]:
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+    except ImportError:
+        raise FlitsimError(
+            "backend='dask' needs dask.distributed: pip install 'flitsim[dask]'"
+        ) from None
+    cluster = None
+    own_client = True
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=jobs,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # No dashboard; the scheduler's bare HTTP server takes any free port instead of
+            # warning when 8787 is taken.
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    elif isinstance(scheduler, Client):
+        client, own_client = scheduler, False
+    else:
+        client = Client(scheduler)
+    futures: List[Any] = []
+    try:
+        by_key: Dict[Any, _Run] = {}
+        for run in todo:
+            future = client.submit(_run_one, text, origin, list(run.sets), run.seed, pure=False)
+            futures.append(future)
+            by_key[future.key] = run
+        for future in dask_completed(futures):
+            yield by_key[future.key], future
+    finally:
+        pending = [f for f in futures if not f.done()]
+        if pending:
+            client.cancel(pending)
+        if own_client:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _show_progress(progress: Optional[bool]) -> bool:
+    if progress is not None:
+        return bool(progress)
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# The dataset on disk
+
+
+def _store(run: _Run, summary_json: str, grid: _Grid, out: Optional[Path]) -> "pa.Table":
+    """Build the three tables of a finished run, write them under ``out`` (summary last),
+    and return the summary table."""
+    import pyarrow as pa
+
+    summary = json.loads(summary_json)
+    prefix_fields = grid.fields() + [
+        pa.field("seed", pa.int64()),
+        pa.field("config_hash", pa.string()),
+        pa.field("version", pa.string()),
+    ]
+    prefix = grid.cells(run.values)
+    prefix.update(
+        seed=run.seed,
+        config_hash=str(summary.get("config_hash")),
+        version=str(summary.get("version")),
+    )
+    summary_table = pa.Table.from_pylist(
+        [{**prefix, **summary_row(summary)}], schema=summary_schema(prefix_fields, summary)
+    )
+    if out is None:
+        return summary_table
+    per_sl = pa.Table.from_pylist(
+        [{**prefix, **row} for row in per_sl_rows(summary)], schema=per_sl_schema(prefix_fields)
+    )
+    histogram = pa.Table.from_pylist(
+        [{**prefix, **row} for row in histogram_rows(summary)],
+        schema=histogram_schema(prefix_fields),
+    )
+    summary_path = out / "summary" / run.relpath
+    if summary_path.exists():  # a stale run being redone: not complete until rewritten
+        summary_path.unlink()
+    _write_atomic(histogram, out / "histogram" / run.relpath)
+    _write_atomic(per_sl, out / "per_sl" / run.relpath)
+    _write_atomic(summary_table, summary_path)
+    return summary_table
+
+
+def _write_atomic(table: "pa.Table", path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A leading dot keeps a half-written file out of pyarrow.dataset's file discovery; the
+    # process and thread ids keep two writers of the same file from sharing a temporary.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def _finished_summary(out: Path, run: _Run) -> Optional["pa.Table"]:
+    """The stored summary of ``run`` if all its files exist and match the current config."""
+    import pyarrow.parquet as pq
+
+    if not all((out / name / run.relpath).is_file() for name in TABLES):
+        return None
+    try:
+        table = pq.read_table(out / "summary" / run.relpath)
+        hashes = table.column("config_hash").to_pylist()
+    except (OSError, KeyError, ValueError):  # unreadable or foreign file: redo the run
+        return None
+    return table if hashes == [run.config_hash] else None
+
+
+def _prepare_out(out: Path, spec: Dict[str, Any], overwrite: bool) -> None:
+    """Check that ``out`` is empty or holds this same sweep; write ``sweep.json``."""
+    if out.exists() and not out.is_dir():
+        raise FlitsimError(f"sweep output {out} exists and is not a directory")
+    old = _read_spec(out, strict=False) if out.is_dir() else None
+    has_data = out.is_dir() and any((out / name).exists() for name in TABLES)
+    if old is not None or has_data:
+        differs = _differences(old, spec) if old is not None else [f"no {SPEC_FILE}"]
+        if overwrite:
+            for name in TABLES:
+                shutil.rmtree(out / name, ignore_errors=True)
+            (out / SPEC_FILE).unlink(missing_ok=True)
+        elif differs:
+            raise FlitsimError(
+                f"{out} already holds a different sweep ({'; '.join(differs)}); rerun with "
+                "--overwrite (overwrite=True) to replace it, or choose another directory"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{SPEC_FILE}.tmp"
+    tmp.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out / SPEC_FILE)
+
+
+def _differences(old: Dict[str, Any], new: Dict[str, Any]) -> List[str]:
+    if old.get("format") != SWEEP_FORMAT:
+        return [f"{SPEC_FILE} is not a flitsim sweep description"]
+    diffs = []
+    if old.get("config") != new["config"]:
+        diffs.append("the config differs")
+    old_vary = old.get("vary")
+    if not isinstance(old_vary, dict) or list(old_vary.items()) != list(new["vary"].items()):
+        diffs.append(f"vary was {json.dumps(old_vary)}")
+    if old.get("seeds") != new["seeds"]:
+        diffs.append(f"seeds were {old.get('seeds')}")
+    if old.get("overrides") != new["overrides"]:
+        diffs.append(f"overrides were {old.get('overrides')}")
+    return diffs
+
+
+def _read_spec(out: Path, strict: bool = True) -> Optional[Dict[str, Any]]:
+    path = out / SPEC_FILE
+    if not path.is_file():
+        return None
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        if not strict:
+            return {"format": None}
+        raise FlitsimError(f"{path}: cannot read the sweep description ({e})") from None
+    if not isinstance(spec, dict) or spec.get("format") != SWEEP_FORMAT:
+        if not strict:
+            return {"format": None}
+        raise FlitsimError(f"{path}: not a flitsim sweep description")
+    if strict and spec.get("version") != SWEEP_FORMAT_VERSION:
+        raise FlitsimError(
+            f"{path}: sweep format version {spec.get('version')} is not supported "
+            f"(this flitsim reads version {SWEEP_FORMAT_VERSION})"
+        )
+    return spec
+
+
+def _relpath(keys: Sequence[str], labels: Sequence[str], seed: int) -> str:
+    parts = [f"{_safe(k)}={label}" for k, label in zip(keys, labels)]
+    return "/".join(parts + [f"seed={seed}.parquet"])
+
+
+def _concat(tables: List["pa.Table"]) -> "pa.Table":
+    import pyarrow as pa
+
+    if len(tables) == 1:
+        return tables[0]
+    try:
+        return pa.concat_tables(tables, promote_options="default")
+    except TypeError:  # pyarrow < 14
+        return pa.concat_tables(tables, promote=True)
+
+
+def _empty_table(name: str, grid: _Grid) -> "pa.Table":
+    import pyarrow as pa
+
+    prefix = grid.fields() + [
+        pa.field("seed", pa.int64()),
+        pa.field("config_hash", pa.string()),
+        pa.field("version", pa.string()),
+    ]
+    schema = {
+        "summary": lambda: summary_schema(prefix, {}),
+        "per_sl": lambda: per_sl_schema(prefix),
+        "histogram": lambda: histogram_schema(prefix),
+    }[name]()
+    return schema.empty_table()
+
+
+# ---------------------------------------------------------------------------------------
+# Values: column types, directory labels, command-line literals
+
+
+def _column_kind(values: Sequence[Any]) -> str:
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int64"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "float64"
+    if all(isinstance(v, str) for v in values):
+        return "string"
+    return "label"  # lists, tables or a mixture: stored as their directory label
+
+
+def _label(value: Any) -> str:
+    """A value as short TOML-ish text: 0.3, 8, true, dor, 4x4."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format(value, ".12g")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return "x".join(_label(v) for v in value)
+    return format_value(value)
+
+
+def _dir_label(value: Any) -> str:
+    return _safe(_label(value))
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def _safe(text: str) -> str:
+    """Text usable as (part of) a file name on any common file system."""
+    safe = _UNSAFE.sub("_", text) or "_"
+    if safe.startswith("."):
+        safe = "_" + safe[1:]
+    if len(safe) > 64:
+        digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+        safe = f"{safe[:50]}-{digest}"
+    return safe
+
+
+def _parse_range(text: str) -> List[Any]:
+    parts = [p.strip() for p in text.split(":")]
+    if len(parts) != 3 or not all(parts):
+        raise FlitsimError(f"a range is start:stop:step, got {text!r}")
+    numbers = []
+    for part in parts:
+        value = _parse_number(part)
+        if value is None:
+            raise FlitsimError(f"non-numeric range bound {part!r} (ranges need numbers)")
+        numbers.append(value)
+    start, stop, step = numbers
+    if step <= 0:
+        raise FlitsimError(f"range step must be positive, got {parts[2]}")
+    if start > stop:
+        raise FlitsimError(f"range start {parts[0]} is greater than stop {parts[1]}")
+    if all(isinstance(n, int) for n in numbers):
+        return list(range(start, stop + 1, step))
+    count = int(math.floor((stop - start) / step + 1e-6)) + 1
+    if count > 1_000_000:
+        raise FlitsimError(f"range {text!r} has {count} values; that is too many")
+    return [_round12(start + i * step) for i in range(count)]
+
+
+def _round12(x: float) -> float:
+    return float(f"{x:.12g}")
+
+
+_INT = re.compile(r"[+-]?(0|[1-9](_?[0-9])*)")
+_FLOAT = re.compile(
+    r"[+-]?[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9_]+)?|[+-]?\.[0-9]+([eE][+-]?[0-9]+)?"
+)
+
+
+def _parse_number(text: str) -> Union[int, float, None]:
+    if _INT.fullmatch(text):
+        return int(text.replace("_", ""))
+    if _FLOAT.fullmatch(text):
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_literal(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    number = _parse_number(text)
+    if number is not None:
+        return number
+    if text.startswith('"'):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise FlitsimError(f"bad string {text}") from None
+        if not isinstance(value, str):
+            raise FlitsimError(f"bad string {text}")
+        return value
+    if text.startswith("'"):
+        if len(text) < 2 or not text.endswith("'") or "'" in text[1:-1]:
+            raise FlitsimError(f"bad string {text}")
+        return text[1:-1]
+    if text.startswith("["):
+        if not text.endswith("]"):
+            raise FlitsimError(f"unclosed array {text}")
+        inner = text[1:-1].strip()
+        if not inner:
+            return []
+        items = _split_top_level(inner)
+        if any(not item.strip() for item in items):
+            raise FlitsimError(f"empty element in array {text}")
+        return [_parse_literal(item.strip()) for item in items]
+    if any(c in text for c in "[]{}\"'=,"):
+        raise FlitsimError(f"cannot read value {text!r}")
+    return text  # a bare word: a string
+
+
+def _split_top_level(text: str) -> List[str]:
+    """Split on commas outside brackets and quotes."""
+    items, depth, quote, start = [], 0, "", 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth < 0:
+                raise FlitsimError(f"unbalanced ']' in {text!r}")
+        elif c == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+        i += 1
+    if quote:
+        raise FlitsimError(f"unclosed quote in {text!r}")
+    if depth:
+        raise FlitsimError(f"unclosed '[' in {text!r}")
+    items.append(text[start:])
+    return items

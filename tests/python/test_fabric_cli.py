@@ -1,0 +1,304 @@
+"""The fabric commands: `flitsim topo`, `flitsim route`, `flitsim ebb`, and simulating dumped
+routing tables with `routing.tables`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flitsim.cli import main
+
+from helpers import TINY_CONFIG, without_performance
+
+ROUTE_KEYS = {
+    "engine",
+    "switches",
+    "endpoints",
+    "vls_used",
+    "deadlock_free",
+    "runtime_seconds",
+    "max_hops",
+    "mean_hops",
+}
+EBB_KEYS = {"ebb_mean", "ebb_min", "ebb_max", "patterns"}
+DUMPS = ("opensm-lfts.dump", "guid2lid", "opensm-sl2vl.dump", "path-sl.txt")
+RANDOM = "random:switches=12,ports=8,endpoints=2,links=20,seed=5"
+LOGINOFF = (
+    Path(__file__).resolve().parents[2] / ".." / "shared/testdata/fabrics/loginoff-8sw-145ca.topo"
+).resolve()
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+def invoke(runner: CliRunner, *args: str):
+    return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def ok_json(runner: CliRunner, *args: str) -> dict:
+    r = invoke(runner, *args)
+    assert r.exit_code == 0, r.output + (r.stderr or "")
+    return json.loads(r.stdout)
+
+
+def assert_user_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    assert result.stdout == ""
+
+
+# ----------------------------------------------------------------------------------- route
+
+
+def test_route_json_dor_on_a_torus(runner):
+    r = ok_json(runner, "route", "torus:4x4", "--engine", "dor", "--max-vls", "2", "--json")
+    assert ROUTE_KEYS <= r.keys()
+    assert r["engine"] == "dor"
+    assert (r["switches"], r["endpoints"]) == (16, 16)
+    assert r["deadlock_free"] is True
+    assert r["max_hops"] == 4
+    assert 0 < r["mean_hops"] < 4
+    assert r["vls_used"] == 2
+    assert r["cycle"] is None
+    assert all(v["acyclic"] for v in r["cdg"]["per_vl"])
+    # With the default 8 VLs, DOR spreads paths over 4 lanes of 2 VLs.
+    r = ok_json(runner, "route", "torus:4x4", "--engine", "dor", "--json")
+    assert (r["vls_used"], r["routing_sls"], r["deadlock_free"]) == (8, 16, True)
+
+
+def test_route_json_dfsssp_on_a_random_topology(runner):
+    r = ok_json(runner, "route", RANDOM, "--engine", "dfsssp", "--json")
+    assert ROUTE_KEYS <= r.keys()
+    assert r["engine"] == "dfsssp"
+    assert (r["switches"], r["endpoints"]) == (12, 24)
+    assert r["deadlock_free"] is True
+    assert r["runtime_seconds"] >= 0
+    assert r["routing_sls"] >= 1
+
+
+def test_route_minhop_with_one_vl_has_a_cycle(runner):
+    r = ok_json(runner, "route", "torus:6x6", "--engine", "minhop", "--max-vls", "1", "--json")
+    assert r["deadlock_free"] is False
+    assert len(r["cycle"]) >= 2
+    assert {"switch", "port", "ib_port", "vl"} <= r["cycle"][0].keys()
+    assert r["cdg"]["per_vl"][0]["acyclic"] is False
+    # The human report names the cycle too.
+    text = invoke(runner, "route", "torus:6x6", "--engine", "minhop", "--max-vls", "1").stdout
+    assert "deadlock-free   NO" in text and "cycle" in text
+
+
+def test_route_engine_options(runner):
+    r = ok_json(
+        runner, "route", RANDOM, "-e", "dfsssp", "--heuristic", "first", "--online",
+        "--no-balance", "--json",
+    )
+    assert r["deadlock_free"] is True
+    r = ok_json(runner, "route", RANDOM, "-e", "updn", "--root", "0x0002c90000000004", "--json")
+    assert r["deadlock_free"] is True
+    bad = invoke(runner, "route", RANDOM, "-e", "updn", "--root", "0x99")
+    assert_user_error(bad, "not a switch")
+
+
+def test_route_out_writes_the_four_dumps(runner, tmp_path):
+    out = tmp_path / "tables"
+    r = ok_json(runner, "route", "torus:4x4", "-e", "dor", "--out", out, "--json")
+    assert sorted(Path(f).name for f in r["files"]) == sorted(DUMPS)
+    assert sorted(p.name for p in out.iterdir()) == sorted(DUMPS)
+    n_sw, n_ep = 16, 16
+    # path-sl.txt: one decimal line per ordered endpoint pair.
+    path_sl = (out / "path-sl.txt").read_text().splitlines()
+    assert len(path_sl) == n_ep * n_ep
+    assert all(re.fullmatch(r"\d+ \d+ \d+", line) for line in path_sl)
+    # guid2lid: one line per node.
+    g2l = (out / "guid2lid").read_text().splitlines()
+    assert len(g2l) == n_sw + n_ep
+    assert all(re.fullmatch(r"0x[0-9a-f]{16} 0x[0-9a-f]{4} 0x[0-9a-f]{4}", line) for line in g2l)
+    lfts = (out / "opensm-lfts.dump").read_text().splitlines()
+    headers = [line for line in lfts if line.startswith("Unicast lids [0-32] of switch Lid ")]
+    assert len(headers) == n_sw
+    entries = [line for line in lfts if line.startswith("0x")]
+    # Each switch: its own LID (port 0) and every endpoint.
+    assert len(entries) == n_sw * (1 + n_ep)
+    assert all(re.match(r"0x[0-9a-f]{4} \d{3} # (Switch|Channel Adapter) portguid 0x", e)
+               for e in entries)
+    sl2vl = (out / "opensm-sl2vl.dump").read_text()
+    assert sl2vl.count("\nSwitch 0x") + sl2vl.startswith("Switch 0x") == n_sw
+    assert sl2vl.count("Channel Adapter 0x") == n_ep
+    rows = [line for line in sl2vl.splitlines() if re.match(r"\d", line)]
+    assert all(len(line.split(":")[1].split()) == 16 for line in rows)
+    # Human output lists the files.
+    text = invoke(runner, "route", "torus:4x4", "-e", "dor", "--out", out).stdout
+    assert "wrote" in text and "opensm-lfts.dump" in text
+
+
+def test_route_out_writes_nothing_on_error(runner, tmp_path):
+    out = tmp_path / "tables"
+    # 9 classes x 2 routing SLs do not fit InfiniBand's 16 SLs.
+    r = invoke(runner, "route", "torus:4x4", "-e", "dor", "--classes", "9", "--out", out)
+    assert_user_error(r, "16")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_route_errors(runner, tmp_path):
+    assert_user_error(
+        invoke(runner, "route", "torus:4x4", "--engine", "nope"),
+        "unknown routing engine 'nope'", "dfsssp",
+    )
+    bad = tmp_path / "bad.topo"
+    bad.write_text('Switch 4 "S-0000000000000001"\n[1] "H-00000000000000a0"[1](zz)\n')
+    assert_user_error(invoke(runner, "route", bad, "--engine", "minhop"), "line 2")
+    assert_user_error(invoke(runner, "topo", "info", bad), "bad.topo", "line 2")
+    assert_user_error(invoke(runner, "topo", "info", "torus:4y4"), "generator spec")
+    assert_user_error(invoke(runner, "topo", "info", tmp_path / "missing.topo"), "no such file")
+    assert_user_error(invoke(runner, "route", "torus:4x4", "-e", "dor", "--max-vls", "1"),
+                      "dor needs at least 2 VLs")
+
+
+# ------------------------------------------------------------------------------------- ebb
+
+
+def test_ebb_json_is_deterministic(runner):
+    args = ("ebb", "kary-ntree:k=4,n=2", "--engine", "dmodk", "--patterns", "30", "--json")
+    a = ok_json(runner, *args, "--seed", "7")
+    b = ok_json(runner, *args, "--seed", "7")
+    assert EBB_KEYS <= a.keys()
+    assert a["patterns"] == 30
+    assert 0 < a["ebb_min"] <= a["ebb_mean"] <= a["ebb_max"] <= 1
+    assert without_runtime(a) == without_runtime(b)
+    text = invoke(runner, *args[:-1]).stdout
+    assert text.startswith("effective bisection bandwidth")
+
+
+def without_runtime(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k != "runtime_seconds"}
+
+
+def test_ebb_of_dumped_tables_equals_ebb_of_the_engine(runner, tmp_path):
+    out = tmp_path / "t"
+    ok_json(runner, "route", RANDOM, "-e", "dfsssp", "--out", out, "--json")
+    common = ("--patterns", "25", "--seed", "3", "--json")
+    a = ok_json(runner, "ebb", RANDOM, "--engine", "dfsssp", *common)
+    b = ok_json(runner, "ebb", RANDOM, "--tables", out, *common)
+    assert b["engine"] == "file"
+    for k in EBB_KEYS:
+        assert a[k] == b[k], k
+
+
+def test_ebb_needs_one_routing(runner, tmp_path):
+    assert_user_error(invoke(runner, "ebb", "torus:4x4"), "exactly one")
+    assert_user_error(
+        invoke(runner, "ebb", "torus:4x4", "--engine", "dor", "--tables", tmp_path), "exactly one"
+    )
+    assert_user_error(invoke(runner, "ebb", "torus:4x4", "--tables", tmp_path),
+                      "opensm-lfts.dump")
+
+
+# ------------------------------------------------------------------------------------ topo
+
+
+def test_topo_generate_info_convert_roundtrip(runner, tmp_path):
+    spec = "xgft:h=2,m=4,4,w=1,2"
+    as_json = tmp_path / "t.json"
+    as_ib = tmp_path / "t.topo"
+    r = invoke(runner, "topo", "generate", spec, "--out", as_json)
+    assert r.exit_code == 0 and "wrote" in r.stdout
+    r = invoke(runner, "topo", "generate", spec, "--out", as_ib)
+    assert r.exit_code == 0
+    assert as_ib.read_text().lstrip().startswith("#")
+    assert "switchguid=0x2c90000000000" in as_ib.read_text()
+    info_spec = ok_json(runner, "topo", "info", spec, "--json")
+    info_json = ok_json(runner, "topo", "info", as_json, "--json")
+    info_ib = ok_json(runner, "topo", "info", as_ib, "--json")
+    for i in (info_json, info_ib):
+        for k in ("switches", "endpoints", "inter_switch_links", "ports_min", "ports_max",
+                  "connected", "diameter"):
+            assert i[k] == info_spec[k], k
+    assert info_spec["shape"]["kind"] == "xgft"
+    assert info_ib["shape"]["kind"] == "irregular"
+    # JSON -> ibnetdiscover -> JSON keeps switches and endpoints (with GUIDs and LIDs).
+    ib_text = invoke(runner, "topo", "convert", as_json, "--to", "ibnetdiscover").stdout
+    assert ib_text == as_ib.read_text()
+    back = tmp_path / "back.json"
+    assert invoke(runner, "topo", "convert", as_ib, "--to", "json", "--out", back).exit_code == 0
+    a, b = json.loads(as_json.read_text()), json.loads(back.read_text())
+    assert a["switches"] == b["switches"] and a["endpoints"] == b["endpoints"]
+    assert len(a["links"]) == len(b["links"])
+    # Standard output without --out, and the human-readable info.
+    printed = json.loads(invoke(runner, "topo", "generate", spec).stdout)
+    assert printed["switches"] == a["switches"]
+    text = invoke(runner, "topo", "info", spec).stdout
+    assert "switches" in text and "diameter" in text and "XGFT" in text
+
+
+def test_topo_info_of_a_torus(runner):
+    i = ok_json(runner, "topo", "info", "torus:6x6", "--json")
+    assert (i["switches"], i["endpoints"], i["inter_switch_links"]) == (36, 36, 72)
+    assert (i["ports_min"], i["ports_max"], i["connected"], i["diameter"]) == (5, 5, True, 6)
+
+
+# ---------------------------------------------------------------------- a real fabric dump
+
+
+@pytest.fixture
+def loginoff() -> Path:
+    if not LOGINOFF.exists():
+        pytest.skip(f"test fabric {LOGINOFF} is not present")
+    return LOGINOFF
+
+
+def test_real_fabric_dump(runner, loginoff, tmp_path):
+    i = ok_json(runner, "topo", "info", loginoff, "--json")
+    assert (i["switches"], i["endpoints"]) == (8, 145)
+    assert i["connected"] is True
+    out = tmp_path / "updn"
+    r = ok_json(runner, "route", loginoff, "--engine", "updn", "--out", out, "--json")
+    assert r["deadlock_free"] is True
+    assert (r["switches"], r["endpoints"]) == (8, 145)
+    # The dumps use the fabric's real GUIDs and LIDs (switch ib5 has LID 128).
+    assert "switch Lid 128 guid 0xf4521403001165a0" in (out / "opensm-lfts.dump").read_text()
+    assert len((out / "path-sl.txt").read_text().splitlines()) == 145 * 145
+    a = ok_json(runner, "ebb", loginoff, "-e", "updn", "--patterns", "10", "--json")
+    b = ok_json(runner, "ebb", loginoff, "--tables", out, "--patterns", "10", "--json")
+    assert a["ebb_mean"] == b["ebb_mean"]
+
+
+# -------------------------------------------------------------------- simulating the dumps
+
+
+def test_run_with_routing_tables_from_route_out(runner, tmp_path):
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY_CONFIG)
+    tables = tmp_path / "dor-tables"
+    # TINY_CONFIG: a 4x4 torus, one endpoint per switch, dor with 2 VLs, one class.
+    ok_json(runner, "route", "torus:4x4", "-e", "dor", "--max-vls", "2", "--out", tables,
+            "--json")
+    engine = ok_json(runner, "run", config, "--json")
+    loaded = ok_json(runner, "run", config, "--set", f"routing.tables={json.dumps(str(tables))}",
+                     "--json")
+    assert loaded["routing"] == "file"
+    assert loaded["flits"]["delivered"] > 0
+
+    def comparable(r: dict) -> dict:
+        return {k: v for k, v in without_performance(r).items()
+                if k not in ("routing", "config_hash")}
+
+    assert comparable(loaded) == comparable(engine)
+    # A relative directory is taken from the experiment file's directory.
+    rel = ok_json(runner, "run", config, "--set", 'routing.tables="dor-tables"', "--json")
+    assert comparable(rel) == comparable(engine)
+    # A directory without dumps is a clear error.
+    r = invoke(runner, "run", config, "--set", f"routing.tables={json.dumps(str(tmp_path))}")
+    assert_user_error(r, "opensm-lfts.dump")

@@ -1,0 +1,170 @@
+"""flitsim.Result (the summary as a Mapping plus Arrow tables) and dict configs."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import flitsim
+from flitsim import Result, to_toml
+
+from helpers import TINY_CONFIG, check_summary, without_performance
+
+TWO_CLASSES = TINY_CONFIG.replace(
+    "[run]",
+    '[[traffic.class]]\nname = "RT"\nshare = 0.5\nmessage_flits = 4\nmtu_flits = 4\n\n[run]',
+)
+
+# TINY_CONFIG as a dict: nested tables and an array of tables.
+TINY_DICT = {
+    "seed": 1,
+    "topology": {"kind": "torus", "sides": [4, 4], "endpoints_per_switch": 1, "link_latency": 1},
+    "routing": {"engine": "dor", "vls": 2},
+    "switch": {"vl_buffer_flits": 16, "routing_delay": 1},
+    "traffic": {
+        "load": 0.3,
+        "pattern": "uniform",
+        "class": [{"name": "BE", "share": 1.0, "message_flits": 16, "mtu_flits": 16}],
+    },
+    "run": {"warmup": 300, "measure": 1000},
+}
+
+
+@pytest.fixture(scope="module")
+def result() -> Result:
+    return flitsim.run(TWO_CLASSES)
+
+
+def test_run_returns_a_result_that_reads_like_the_summary(result: Result):
+    assert isinstance(result, Result)
+    assert isinstance(result, Mapping)
+    raw = json.loads(result.to_json())
+    assert dict(result) == raw == result.summary
+    assert result == raw  # Mapping equality with a plain dict
+    assert len(result) == len(raw)
+    assert list(result) == list(raw)
+    assert result["accepted_load"] == raw["accepted_load"]
+    assert result.get("no such key") is None
+    assert result.get("no such key", 5) == 5
+    assert "latency" in result and "nope" not in result
+    assert set(result.keys()) == set(raw)
+    with pytest.raises(KeyError):
+        result["nope"]
+
+
+def test_result_keeps_the_summary_contract(tiny_config: Path):
+    r = flitsim.run(tiny_config)
+    check_summary(r)
+    assert r.summary is r.summary  # one dict, not a copy per access
+    assert "Result(" in repr(r) and "accepted_load" in repr(r)
+
+
+def test_result_is_read_only(result: Result):
+    with pytest.raises(TypeError):
+        result["seed"] = 3  # type: ignore[index]
+
+
+def test_per_sl_table_matches_the_json(result: Result):
+    table = result.per_sl
+    assert isinstance(table, pa.Table)
+    assert table.num_rows == len(result["per_sl"]) == 2
+    assert table.column_names == [
+        "sl", "name", "offered_load", "accepted_load", "share",
+        "latency_mean", "latency_p50", "latency_p99", "latency_max", "latency_count",
+        "network_latency_mean", "network_latency_p50", "network_latency_p99",
+        "network_latency_max", "network_latency_count",
+    ]
+    for row, raw in zip(table.to_pylist(), result["per_sl"]):
+        assert row["sl"] == raw["sl"] and row["name"] == raw["name"]
+        assert row["accepted_load"] == raw["accepted_load"]
+        assert row["latency_p99"] == raw["latency"]["p99"]
+        assert row["latency_count"] == raw["latency"]["count"]
+        assert row["network_latency_mean"] == raw["network_latency"]["mean"]
+    assert table.schema.field("latency_p50").type == pa.float64()
+    assert result.per_sl is table  # built once
+
+
+def test_ports_table_matches_the_json(result: Result):
+    table = result.ports
+    assert table.num_rows == len(result["ports"]) > 0
+    assert table.column_names == [
+        "switch", "port", "to_endpoint", "utilisation", "flits", "vl_flits",
+    ]
+    first, raw = table.to_pylist()[0], result["ports"][0]
+    assert first["switch"] == raw["switch"] and first["port"] == raw["port"]
+    assert first["vl_flits"] == raw["vl_flits"]
+    assert first["flits"] == sum(raw["vl_flits"])
+
+
+def test_ports_table_is_empty_without_port_stats(tiny_config: Path):
+    r = flitsim.run(tiny_config, run__per_port_stats=False)
+    assert r["ports"] == []
+    assert r.ports.num_rows == 0
+    assert "utilisation" in r.ports.column_names
+
+
+def test_latency_histogram_table(result: Result):
+    table = result.latency_histogram
+    assert table.num_rows == len(result["latency_histogram"]) > 0
+    assert table.column_names == ["sl", "name", "latency", "count"]
+    assert set(table["name"].to_pylist()) == {"BE", "RT"}
+    # Every measured packet lands in one bin.
+    assert sum(table["count"].to_pylist()) == result["latency"]["count"]
+    assert table.schema.field("latency").type == pa.int64()
+
+
+def test_to_json_and_pickle(result: Result):
+    assert json.loads(result.to_json(indent=2)) == result.summary
+    copy = pickle.loads(pickle.dumps(result))
+    assert copy == result
+    assert copy.per_sl.equals(result.per_sl)
+
+
+def test_run_accepts_a_dict_config(tiny_text: str):
+    from_dict = flitsim.run(TINY_DICT)
+    from_text = flitsim.run(tiny_text)
+    assert without_performance(from_dict) == without_performance(from_text)
+    assert from_dict["config_hash"] == from_text["config_hash"]
+
+
+def test_dict_config_takes_overrides():
+    r = flitsim.run(TINY_DICT, seed=4, traffic__load=0.1, sets=["run.measure=500"])
+    assert (r["seed"], r["cycles"]["measure"]) == (4, 500)
+    assert r["offered_load"] < 0.2
+
+
+def test_dict_config_errors_name_the_key():
+    bad = {**TINY_DICT, "traffic": {**TINY_DICT["traffic"], "lod": 0.3}}
+    with pytest.raises(flitsim.FlitsimError, match="did you mean `load`"):
+        flitsim.run(bad)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python >= 3.11")
+def test_to_toml_round_trips_through_a_toml_parser():
+    import tomllib
+
+    data = {
+        "seed": 7,
+        "title": 'a "quoted" name\twith tab',
+        "flag": True,
+        "ratio": 1e-05,
+        "empty": [],
+        "topology": {"kind": "torus", "sides": [4, 4], "nested": {"deep": {"x": 1}}},
+        "traffic": {"class": [{"name": "a", "extra": {"k": 1}}, {"name": "b"}], "load": 0.5},
+        "dotted key": {"a.b": 1},
+    }
+    assert tomllib.loads(to_toml(data)) == data
+
+
+def test_to_toml_leaves_out_none_and_rejects_non_dicts():
+    assert to_toml({"a": None, "b": 1, "t": {"c": None}}) == "b = 1\n\n[t]\n"
+    with pytest.raises(TypeError):
+        to_toml([1, 2])  # type: ignore[arg-type]
+    with pytest.raises(flitsim.FlitsimError):
+        to_toml({"x": float("inf")})
