@@ -843,7 +843,10 @@ mod tests {
     #[test]
     fn unknown_routing_engines_fail_at_parse_time() {
         let e = err(BASE, &["routing.engine=\"dfssp\""]);
-        assert!(e.contains("routing.engine") && e.contains("did you mean `dfsssp`"), "{e}");
+        assert!(
+            e.contains("routing.engine") && e.contains("did you mean `dfsssp`"),
+            "{e}"
+        );
     }
 
     #[test]
