@@ -26,8 +26,9 @@ if command -v pyenv > /dev/null 2>&1; then
     pyenv rehash || true
 fi
 
-echo "== pytest tests/python"
+echo "== pytest tests/python, and the doctests of the installed package"
 "$PYTHON" -m pytest tests/python -q
+(cd /tmp && "$PYTHON" -m pytest --doctest-modules --pyargs flitsim -q -p no:cacheprovider)
 
 echo "== smoke-run examples/*.toml"
 shopt -s nullglob
