@@ -28,7 +28,7 @@ fi
 
 echo "== pytest tests/python, and the doctests of the installed package"
 "$PYTHON" -m pytest tests/python -q
-(cd /tmp && "$PYTHON" -m pytest --doctest-modules --pyargs flitsim -q -p no:cacheprovider)
+(cd "$(mktemp -d)" && "$PYTHON" -m pytest --doctest-modules --pyargs flitsim -q -p no:cacheprovider)
 
 echo "== smoke-run examples/*.toml"
 shopt -s nullglob
