@@ -109,6 +109,7 @@ modes:
   heuristics  [--seeds 20] [--vls 16] [--first-seed 1]
   ebb         [--patterns 200] [--seed 1] [--families xgft,kautz,kary-ntree,random]
               [--max-endpoints 6000] [--engines minhop,...] [--files a.topo,b.topo] [--name ebb.csv]
+              [--skip TOPOLOGY:ENGINE,...] [--vls 8]
   scale       [--topology SPEC|PRESET] [--engine dfsssp] [--ebb-patterns 0]
   opensm-topos
   opensm-ebb  --topo FILE --lfts FILE --label NAME [--patterns 200] [--seed 1]";
@@ -352,6 +353,7 @@ fn ebb_mode(args: &Args) -> Res<()> {
         "files",
         "name",
         "vls",
+        "skip",
     ])?;
     let patterns: usize = args.num("patterns", 200)?;
     let seed: u64 = args.num("seed", 1)?;
@@ -362,9 +364,11 @@ fn ebb_mode(args: &Args) -> Res<()> {
     let files: Vec<String> = args.list("files", "")?;
     let out = args.out_dir()?;
     let name = args.str_or("name", "ebb.csv");
+    // `topology:engine` pairs not to route (reported as skipped).
+    let skip: Vec<String> = args.list("skip", "")?;
     eprintln!(
         "ebb: patterns={patterns} seed={seed} vls={vls} engines={engines:?} families={families:?} \
-         max-endpoints={max_ep} files={files:?}"
+         max-endpoints={max_ep} files={files:?} skip={skip:?}"
     );
     // (name, topology)
     let mut topos: Vec<(String, Topology)> = Vec::new();
@@ -391,6 +395,8 @@ fn ebb_mode(args: &Args) -> Res<()> {
             topos.push((n, Topology::read_ib(p)?));
         }
     }
+    // Written after every topology, so that a long run leaves its results so far.
+    let csv_path = out.join(name);
     let mut csv = String::from(
         "topology,family,endpoints,switches,links,engine,status,layers,ebb_mean,ebb_min,ebb_max,route_s,note\n",
     );
@@ -407,17 +413,28 @@ fn ebb_mode(args: &Args) -> Res<()> {
             topo.num_switches()
         );
         for engine in &engines {
+            if skip.contains(&format!("{tname}:{engine}")) {
+                eprintln!("{head},{engine}: skipped (--skip)");
+                writeln!(csv, "{head},{engine},skipped,,,,,,--skip")?;
+                continue;
+            }
             match route_counting(topo, engine, vls, CycleHeuristic::Weakest) {
                 Ok(r) => {
                     let e = ebb::effective_bisection_bandwidth(topo, &r.fabric, patterns, seed)?;
-                    let note = if r.layers > vls as usize {
-                        format!("needs {} VLs > {vls}", r.layers)
+                    // Only the layered engines need their path SLs; the others (dmodk)
+                    // spread load over spare VLs but need one.
+                    let layered = engine == "dfsssp" || engine == "lash";
+                    let layers = if layered { r.layers } else { 1 };
+                    let note = if layers > vls as usize {
+                        format!("needs {layers} VLs > {vls}")
+                    } else if !layered && r.layers > 1 {
+                        format!("spreads over {} VLs", r.layers)
                     } else {
                         String::new()
                     };
                     let line = format!(
-                        "{head},{engine},ok,{},{:.4},{:.4},{:.4},{:.4},{note}",
-                        r.layers, e.ebb_mean, e.ebb_min, e.ebb_max, r.seconds
+                        "{head},{engine},ok,{layers},{:.4},{:.4},{:.4},{:.6},{note}",
+                        e.ebb_mean, e.ebb_min, e.ebb_max, r.seconds
                     );
                     eprintln!("{line}");
                     writeln!(csv, "{line}")?;
@@ -430,8 +447,9 @@ fn ebb_mode(args: &Args) -> Res<()> {
                 }
             }
         }
+        std::fs::write(&csv_path, &csv)?;
     }
-    write_file(&out.join(name), &csv)
+    write_file(&csv_path, &csv)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,7 +513,7 @@ fn scale(args: &Args) -> Res<()> {
         topo.links().len()
     );
     println!(
-        "{engine}: routed in {secs:.2} s, routing_sls {} (balanced over {} VLs)",
+        "{engine}: routed in {secs:.2} s (first attempt, 8 VLs); routing_sls {}, num_vls {}",
         fabric.routing_sls, fabric.num_vls
     );
     if patterns > 0 {
@@ -594,23 +612,24 @@ fn fat_tree_1296() -> Res<Topology> {
     Ok(t)
 }
 
-/// Topologies handed to OpenSM: the 1296-endpoint fat tree and a random network of 128
-/// 32-port switches with 16 endpoints each and 256 inter-switch links (seed 1).
+/// Topologies handed to OpenSM: the 1296-endpoint fat tree and random networks of 128
+/// 32-port switches with 16 endpoints each, with 256 and 512 inter-switch links (seed 1).
 fn opensm_topologies() -> Res<Vec<(String, Topology)>> {
-    let mut random = generators::random(&RandomParams {
-        switches: 128,
-        ports: 32,
-        endpoints_per_switch: 16,
-        links: 256,
-        multi_links: false,
-        latency: 1,
-        seed: 1,
-    })?;
-    random.assign_guids_and_lids();
-    Ok(vec![
-        ("fattree-1296".into(), fat_tree_1296()?),
-        ("random-128x32-256".into(), random),
-    ])
+    let mut out = vec![("fattree-1296".to_string(), fat_tree_1296()?)];
+    for links in [256, 512] {
+        let mut random = generators::random(&RandomParams {
+            switches: 128,
+            ports: 32,
+            endpoints_per_switch: 16,
+            links,
+            multi_links: false,
+            latency: 1,
+            seed: 1,
+        })?;
+        random.assign_guids_and_lids();
+        out.push((format!("random-128x32-{links}"), random));
+    }
+    Ok(out)
 }
 
 fn opensm_topos(args: &Args) -> Res<()> {
