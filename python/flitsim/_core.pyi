@@ -40,6 +40,15 @@ def dtable_json(
     """Build a DTable arbitration table; ``sls`` holds ``(name, max_distance, mtu, share)``.
     Returns JSON with ``pool``, ``total_weight``, ``sls`` and ``table``."""
 
+def link_loads_json(
+    spec_or_path: str,
+    engine: Optional[str] = None,
+    tables_dir: Optional[str] = None,
+    max_vls: int = 8,
+) -> str:
+    """Flows per switch output port under all-to-all traffic (JSON with ``links``,
+    ``switch_links_max_flows``, ``switch_links_mean_flows``)."""
+
 def version() -> str:
     """The version of the compiled flitsim core."""
 

@@ -329,6 +329,10 @@ def format_route(r: Dict[str, Any]) -> str:
     "--max-vls", type=click.IntRange(1, 255), default=8, show_default=True,
     help="Data VLs the engine may use.",
 )
+@click.option(
+    "--all-to-all", "all_to_all", is_flag=True,
+    help="Instead: flows on every switch output port under all-to-all traffic.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def ebb(
     topology: str,
@@ -337,6 +341,7 @@ def ebb(
     patterns: int,
     seed: int,
     max_vls: int,
+    all_to_all: bool,
     as_json: bool,
 ) -> None:
     """Effective bisection bandwidth of a routing of TOPO (--engine E or --tables DIR).
@@ -346,6 +351,24 @@ def ebb(
     """
     if (engine is None) == (tables_dir is None):
         _fail("give exactly one of --engine E and --tables DIR")
+    if all_to_all:
+        text = _call(
+            _core.link_loads_json, topology, engine,
+            None if tables_dir is None else str(tables_dir), max_vls,
+        )
+        if as_json:
+            click.echo(text)
+            return
+        r = json.loads(text)
+        click.echo(
+            f"all-to-all on {r['topology']} ({r['endpoints']} endpoints, {r['engine']}): "
+            f"switch-to-switch links carry at most {r['switch_links_max_flows']} flows, "
+            f"{r['switch_links_mean_flows']:.1f} on average"
+        )
+        for link in sorted(r["links"], key=lambda x: -x["flows"])[:10]:
+            kind = "endpoint" if link["to_endpoint"] else "switch"
+            click.echo(f"  {link['switch']:<20} port {link['port']:>3} ({kind}): {link['flows']} flows")
+        return
     text = _call(
         _core.ebb_json,
         topology,

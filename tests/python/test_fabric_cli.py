@@ -302,3 +302,17 @@ def test_run_with_routing_tables_from_route_out(runner, tmp_path):
     # A directory without dumps is a clear error.
     r = invoke(runner, "run", config, "--set", f"routing.tables={json.dumps(str(tmp_path))}")
     assert_user_error(r, "opensm-lfts.dump")
+
+
+def test_ebb_all_to_all_link_loads():
+    # A 4-ary 2-tree with d-mod-k: 16 endpoints, all-to-all = 16·15 flows (plus self pairs
+    # never leave their leaf). Every leaf up-link carries the 4·12 flows of its leaf that go
+    # to other leaves spread over 4 up-links: 12 each; every root down-link likewise 12.
+    from click.testing import CliRunner
+    from flitsim.cli import main
+    result = CliRunner().invoke(main, ["ebb", "kary-ntree:k=4,n=2", "--engine", "dmodk", "--all-to-all", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.output)
+    switch_links = [link["flows"] for link in r["links"] if not link["to_endpoint"]]
+    assert len(switch_links) == 32 and set(switch_links) == {12}
+    assert r["switch_links_max_flows"] == 12

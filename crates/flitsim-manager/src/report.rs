@@ -481,6 +481,74 @@ pub fn route_json(
     Ok(serde_json::to_string(&report).expect("serialises"))
 }
 
+/// Tables from a routing engine or from an OpenSM dump directory (exactly one of the two).
+fn fabric_for(
+    topo: &Topology,
+    engine: Option<&str>,
+    tables_dir: Option<&Path>,
+    max_vls: u8,
+) -> Result<FabricConfig, ReportError> {
+    Ok(match (engine, tables_dir) {
+        (Some(e), None) => route_with(
+            topo,
+            e,
+            &RoutingRequest {
+                vls: max_vls,
+                classes: 1,
+            },
+            &EngineOptions::default(),
+        )?,
+        (None, Some(d)) => opensm::read_dir(topo, d)?,
+        _ => {
+            return Err(ReportError::Invalid(
+                "give either a routing engine or a tables directory, not both or neither".into(),
+            ))
+        }
+    })
+}
+
+/// Load of every switch output port under all-to-all traffic (one flow per ordered endpoint
+/// pair), as JSON: `links` (switch, port, to_endpoint, flows) and the max / mean over
+/// switch-to-switch links.
+pub fn link_loads_json(
+    spec_or_path: &str,
+    engine: Option<&str>,
+    tables_dir: Option<&Path>,
+    max_vls: u8,
+) -> Result<String, ReportError> {
+    let topo = load_topology(spec_or_path)?;
+    let fabric = fabric_for(&topo, engine, tables_dir, max_vls)?;
+    let loads = ebb::link_loads_all_to_all(&topo, &fabric)?;
+    let mut links = Vec::with_capacity(loads.len());
+    let (mut max, mut sum, mut n) = (0u64, 0u64, 0u64);
+    for (s, p, flows) in loads {
+        let to_endpoint = matches!(
+            topo.switch_peer(s, p).map(|peer| peer.remote.node),
+            Some(flitsim_topology::NodeId::Endpoint(_))
+        );
+        if !to_endpoint {
+            max = max.max(flows);
+            sum += flows;
+            n += 1;
+        }
+        links.push(serde_json::json!({
+            "switch": topo.switches()[s.0 as usize].name,
+            "port": p,
+            "to_endpoint": to_endpoint,
+            "flows": flows,
+        }));
+    }
+    Ok(serde_json::json!({
+        "engine": fabric.engine,
+        "topology": topo.name(),
+        "endpoints": topo.num_endpoints(),
+        "switch_links_max_flows": max,
+        "switch_links_mean_flows": if n > 0 { sum as f64 / n as f64 } else { 0.0 },
+        "links": links,
+    })
+    .to_string())
+}
+
 /// Everything `flitsim ebb --json` prints.
 #[derive(Clone, Debug, Serialize)]
 pub struct EbbSummary {
@@ -516,23 +584,7 @@ pub fn ebb_json(
     max_vls: u8,
 ) -> Result<String, ReportError> {
     let topo = load_topology(spec_or_path)?;
-    let fabric = match (engine, tables_dir) {
-        (Some(e), None) => route_with(
-            &topo,
-            e,
-            &RoutingRequest {
-                vls: max_vls,
-                classes: 1,
-            },
-            &EngineOptions::default(),
-        )?,
-        (None, Some(d)) => opensm::read_dir(&topo, d)?,
-        _ => {
-            return Err(ReportError::Invalid(
-                "give either a routing engine or a tables directory, not both or neither".into(),
-            ))
-        }
-    };
+    let fabric = fabric_for(&topo, engine, tables_dir, max_vls)?;
     let t0 = Instant::now();
     let r = ebb::effective_bisection_bandwidth(&topo, &fabric, patterns, seed)?;
     Ok(serde_json::to_string(&EbbSummary {

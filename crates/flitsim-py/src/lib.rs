@@ -177,6 +177,24 @@ fn dtable_json(
     configure_dtable_json(&params, &sls).map_err(err)
 }
 
+/// Flows per switch output port under all-to-all traffic, as JSON; routing from `engine` or
+/// `tables_dir` (exactly one of the two).
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, engine = None, tables_dir = None, max_vls = 8))]
+fn link_loads_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    engine: Option<&str>,
+    tables_dir: Option<std::path::PathBuf>,
+    max_vls: u64,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    py.allow_threads(|| {
+        report::link_loads_json(spec_or_path, engine, tables_dir.as_deref(), max_vls)
+    })
+    .map_err(err)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -189,6 +207,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(dtable_json, m)?)?;
+    m.add_function(wrap_pyfunction!(link_loads_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(topo_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_info_json, m)?)?;
