@@ -1,11 +1,11 @@
 //! Fat-tree routing in the manner of OpenSM's `ftree` engine.
 use super::layered::{single_layer_fabric, SwitchGraph};
-use super::{shape_name, RoutingEngine, RoutingRequest};
+use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{Shape, SwitchId, Topology};
+use flitsim_topology::{SwitchId, Topology};
 use std::collections::VecDeque;
 
-/// Fat-tree routing for [`Shape::KaryNTree`] (Petrini & Vanneschi 1997) and [`Shape::Xgft`]
+/// Fat-tree routing for fat trees such as [`Shape::KaryNTree`] (Petrini & Vanneschi 1997) and [`Shape::Xgft`]
 /// (Öhring et al. 1995) fabrics, following the algorithm of OpenSM's `ftree` engine
 /// (Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all communication
 /// patterns", CCPE 22(2), 2010).
@@ -49,16 +49,8 @@ impl RoutingEngine for FtreeEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
-        match topo.shape() {
-            Shape::KaryNTree { .. } | Shape::Xgft { .. } => {}
-            other => {
-                return Err(RoutingError::Unroutable(format!(
-                    "ftree routes fat trees only (Shape::KaryNTree or Shape::Xgft), but topology '{}' is {}",
-                    topo.name(),
-                    shape_name(other)
-                )))
-            }
-        }
+        // Any topology with a fat tree's level structure is routed, whatever generated it
+        // (files from ibnetdiscover included); `levels` rejects the others with the reason.
         let g = SwitchGraph::new(topo);
         let n = g.len();
         let level = levels(topo, &g)?;
@@ -228,6 +220,23 @@ fn levels(topo: &Topology, g: &SwitchGraph) -> Result<Vec<u32>, RoutingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untagged_fat_trees_are_routed_like_tagged_ones() {
+        let tagged = flitsim_topology::generators::kary_ntree(4, 3, 1).unwrap();
+        // The same graph as read from a file: no shape tag.
+        let mut json: serde_json::Value = serde_json::from_str(&tagged.to_json()).unwrap();
+        json["shape"] = serde_json::json!({ "kind": "irregular" });
+        let untagged = Topology::from_json(&json.to_string()).unwrap();
+        let req = RoutingRequest { vls: 1, classes: 1 };
+        let a = FtreeEngine.route(&tagged, &req).unwrap();
+        let b = FtreeEngine.route(&untagged, &req).unwrap();
+        assert_eq!(a.lft, b.lft);
+        // A network that is not a fat tree is refused with the structural reason.
+        let torus = flitsim_topology::generators::torus(&[4, 4], 1, 1, 1).unwrap();
+        let e = FtreeEngine.route(&torus, &req).unwrap_err().to_string();
+        assert!(e.contains("adjacent levels"), "{e}");
+    }
     use crate::routing::testutil::all_paths;
     use crate::routing::DmodkEngine;
     use flitsim_topology::generators;
@@ -249,14 +258,5 @@ mod tests {
             let leaves = k.pow(n - 1) as usize;
             assert_eq!(f.lft[..leaves], d.lft[..leaves]);
         }
-    }
-
-    #[test]
-    fn other_shapes_are_refused() {
-        let topo = generators::torus(&[3, 3], 1, 1, 1).unwrap();
-        let e = FtreeEngine
-            .route(&topo, &RoutingRequest { vls: 1, classes: 1 })
-            .unwrap_err();
-        assert!(e.to_string().contains("fat trees only"), "{e}");
     }
 }
