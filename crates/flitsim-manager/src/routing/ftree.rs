@@ -5,7 +5,7 @@ use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{SwitchId, Topology};
 use std::collections::VecDeque;
 
-/// Fat-tree routing for fat trees such as [`Shape::KaryNTree`] (Petrini & Vanneschi 1997) and [`Shape::Xgft`]
+/// Fat-tree routing for fat trees such as [`flitsim_topology::Shape::KaryNTree`] (Petrini & Vanneschi 1997) and [`flitsim_topology::Shape::Xgft`]
 /// (Öhring et al. 1995) fabrics, following the algorithm of OpenSM's `ftree` engine
 /// (Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all communication
 /// patterns", CCPE 22(2), 2010).
