@@ -1117,7 +1117,7 @@ pub fn from_spec(spec: &str) -> Result<Topology, TopologyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SwitchId;
+    use crate::{link_set, SwitchId};
 
     #[test]
     fn torus_8x8_with_trunks_matches_omnipath_paper() {
@@ -1191,20 +1191,6 @@ mod tests {
             seed: 1,
         };
         assert!(random(&p).is_err());
-    }
-
-    fn link_set(t: &Topology) -> std::collections::BTreeSet<(NodeId, PortNum, NodeId, PortNum)> {
-        t.links()
-            .iter()
-            .map(|l| {
-                let (a, b) = if (l.a.node, l.a.port) <= (l.b.node, l.b.port) {
-                    (l.a, l.b)
-                } else {
-                    (l.b, l.a)
-                };
-                (a.node, a.port, b.node, b.port)
-            })
-            .collect()
     }
 
     #[test]

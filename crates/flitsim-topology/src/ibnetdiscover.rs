@@ -776,7 +776,7 @@ impl Topology {
 
 #[cfg(test)]
 mod tests {
-    use crate::{generators, EndpointId, NodeId, SwitchId, Topology};
+    use crate::{generators, link_set, EndpointId, NodeId, SwitchId, Topology};
     use std::collections::{BTreeMap, BTreeSet};
 
     const TEST_FILE: &str = "../../../shared/testdata/fabrics/loginoff-8sw-145ca.topo";
@@ -788,21 +788,6 @@ mod tests {
             return None;
         }
         Some(Topology::read_ib(&path).unwrap())
-    }
-
-    /// Links as an order-independent set of normalised (end, end) pairs.
-    fn link_set(t: &Topology) -> BTreeSet<(NodeId, u16, NodeId, u16)> {
-        t.links()
-            .iter()
-            .map(|l| {
-                let (a, b) = if (l.a.node, l.a.port) <= (l.b.node, l.b.port) {
-                    (l.a, l.b)
-                } else {
-                    (l.b, l.a)
-                };
-                (a.node, a.port, b.node, b.port)
-            })
-            .collect()
     }
 
     #[test]

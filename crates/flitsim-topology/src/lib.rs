@@ -525,3 +525,22 @@ impl Topology {
         count == n
     }
 }
+
+/// Links as an order-independent set of normalised (end, end) pairs, for tests comparing
+/// topologies link for link.
+#[cfg(test)]
+pub(crate) fn link_set(
+    t: &Topology,
+) -> std::collections::BTreeSet<(NodeId, PortNum, NodeId, PortNum)> {
+    t.links()
+        .iter()
+        .map(|l| {
+            let (a, b) = if (l.a.node, l.a.port) <= (l.b.node, l.b.port) {
+                (l.a, l.b)
+            } else {
+                (l.b, l.a)
+            };
+            (a.node, a.port, b.node, b.port)
+        })
+        .collect()
+}
