@@ -251,6 +251,23 @@ pub struct QosConfig {
     /// InfiniBand VLArbitration tables.
     #[serde(default)]
     pub vlarb: Option<VlArbQosConfig>,
+    /// Omni-Path SL→SC and SC→VL tables (instead of one block of VLs per class).
+    #[serde(default)]
+    pub sc: Option<ScQosConfig>,
+}
+
+/// Omni-Path service channels (Cano-Cano et al. 2022, §2.1, Table 7): each traffic class (SL)
+/// owns one SC per routing lane; SCs are mapped onto VLs. The routing engine is run for one
+/// class with as many VLs as lanes, and a packet changes SC where its path changes lane (at a
+/// torus dateline, for example). See `flitsim_manager::qos::sc`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScQosConfig {
+    /// `sl2sc[sl]`: the SCs of class `sl`, one per routing lane (Table 7: `[[0, 1], [2, 3],
+    /// [4, 5], [6, 7], [8, 9]]`).
+    pub sl2sc: Vec<Vec<u8>>,
+    /// `sc2vl[sc]`: the VL of SC `sc` (Table 7: `[0, 1, 2, 3, 4, 5, 6, 7, 6, 7]`).
+    pub sc2vl: Vec<u8>,
 }
 
 /// SBT weights.
@@ -344,12 +361,99 @@ pub struct SwitchConfig {
     /// packets into the output buffers and each output port's scheduler feeds its link from them.
     #[serde(default)]
     pub output_buffer_flits: u32,
+    /// Dynamically shared output buffers (per port, VL space shared with a minimum and maximum
+    /// per VL) instead of the static `output_buffer_flits` per VL.
+    #[serde(default)]
+    pub shared_output_buffer: Option<SharedBufferConfig>,
     /// Virtual cut-through (default) or wormhole.
     #[serde(default)]
     pub switching: Switching,
     /// Output port scheduler.
     #[serde(default)]
     pub scheduler: SchedulerConfig,
+    /// Switch organisation: one `crossbar` (default) or the hierarchical Omni-Path switch
+    /// (`opa`, parameters in `[switch.opa]`).
+    #[serde(default)]
+    pub organisation: SwitchOrganisation,
+    /// Parameters of the hierarchical Omni-Path switch (with `organisation = "opa"`).
+    #[serde(default)]
+    pub opa: OpaConfig,
+}
+
+/// How a switch is built inside.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchOrganisation {
+    /// One crossbar between the input buffers (and output buffers, if any) of all ports.
+    #[default]
+    Crossbar,
+    /// The hierarchical Omni-Path switch of Cano-Cano et al. 2022 (§2.2, Fig. 2): ports grouped
+    /// into MPorts, each with a small crossbar, joined by a central crossbar with its own
+    /// buffers per MPort. Needs output buffers (`shared_output_buffer` or
+    /// `output_buffer_flits`).
+    Opa,
+}
+
+/// The hierarchical Omni-Path switch's internal structure. Defaults are the paper's (§2.2,
+/// §4.1, with 64-byte flits): MPorts of 4 ports, 2 links of 3 flits/cycle from each MPort to
+/// the central crossbar, central crossbar links of 4 flits/cycle, 128 × 1 KB central buffer
+/// per MPort.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpaConfig {
+    /// External ports per MPort (default 4).
+    #[serde(default = "four")]
+    pub ports_per_mport: u32,
+    /// Links from each MPort crossbar to the central crossbar (default 2).
+    #[serde(default = "two")]
+    pub mport_links: u32,
+    /// Flits per cycle of an MPort-to-central link (default 3).
+    #[serde(default = "three")]
+    pub mport_link_width: u32,
+    /// Flits per cycle of a central-crossbar output link (default 4).
+    #[serde(default = "four")]
+    pub central_width: u32,
+    /// Central buffer per MPort, flits, split evenly over its links (default 2048 = 128 × GMTU
+    /// of 16 flits).
+    #[serde(default = "default_central")]
+    pub central_buffer_flits: u32,
+    /// Minimum (reserved) flits per VL in a central buffer (default 16, one GMTU).
+    #[serde(default = "sixteen")]
+    pub central_min_per_vl: u32,
+    /// Buffer per VL, flits, where a central-crossbar output link enters its output port's
+    /// MPort crossbar (default 32: two GMTUs; the model's one extra stage, see `docs/model.md`).
+    #[serde(default = "thirty_two")]
+    pub central_output_flits: u32,
+}
+
+fn two() -> u32 {
+    2
+}
+fn three() -> u32 {
+    3
+}
+fn four() -> u32 {
+    4
+}
+fn thirty_two() -> u32 {
+    32
+}
+fn default_central() -> u32 {
+    2048
+}
+
+impl Default for OpaConfig {
+    fn default() -> Self {
+        OpaConfig {
+            ports_per_mport: 4,
+            mport_links: 2,
+            mport_link_width: 3,
+            central_width: 4,
+            central_buffer_flits: default_central(),
+            central_min_per_vl: 16,
+            central_output_flits: 32,
+        }
+    }
 }
 
 fn default_vl_buffer() -> u32 {
@@ -364,8 +468,11 @@ impl Default for SwitchConfig {
             routing_delay: 1,
             speedup: 1,
             output_buffer_flits: 0,
+            shared_output_buffer: None,
             switching: Switching::Vct,
             scheduler: SchedulerConfig::RoundRobin,
+            organisation: SwitchOrganisation::Crossbar,
+            opa: OpaConfig::default(),
         }
     }
 }
@@ -759,14 +866,18 @@ impl ExperimentConfig {
         if self.switch.speedup == 0 {
             return Err("switch.speedup must be at least 1".into());
         }
-        if let Some(sb) = &self.switch.shared_buffer {
+        for (key, sb) in [
+            ("switch.shared_buffer", &self.switch.shared_buffer),
+            ("switch.shared_output_buffer", &self.switch.shared_output_buffer),
+        ] {
+            let Some(sb) = sb else { continue };
             if sb.max_per_vl < sb.min_per_vl
                 || sb.total_flits < sb.min_per_vl * self.routing.vls as u32
                 || sb.max_per_vl > sb.total_flits
             {
-                return Err(
-                    "switch.shared_buffer: need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits".into()
-                );
+                return Err(format!(
+                    "{key}: need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits"
+                ));
             }
         }
         if self.run.measure == 0 {

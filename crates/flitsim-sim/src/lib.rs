@@ -30,6 +30,7 @@
 
 pub mod config;
 pub mod network;
+mod opa;
 pub mod qos;
 pub mod scheduler;
 pub mod stats;
@@ -161,14 +162,24 @@ pub fn build_fabric_at(
     base_dir: Option<&Path>,
 ) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
     let (fabric, engine) = match &cfg.routing.tables {
+        Some(_) if cfg.qos.sc.is_some() => {
+            return Err(SimError::Build(
+                "qos.sc: SC tables cannot be applied to loaded routing.tables (they carry their own SL→VL tables)".into(),
+            ))
+        }
         Some(dir) => (load_tables(dir, cfg, topo, base_dir)?, dir.clone()),
         None => {
             let engine = default_engine(cfg, topo);
-            let req = RoutingRequest {
-                vls: cfg.routing.vls,
-                classes: cfg.traffic.classes.len() as u8,
-            };
-            (flitsim_manager::route(topo, &engine, &req)?, engine)
+            match &cfg.qos.sc {
+                None => {
+                    let req = RoutingRequest {
+                        vls: cfg.routing.vls,
+                        classes: cfg.traffic.classes.len() as u8,
+                    };
+                    (flitsim_manager::route(topo, &engine, &req)?, engine)
+                }
+                Some(sc) => (sc_fabric(cfg, topo, &engine, sc)?, engine),
+            }
         }
     };
     if !(cfg.routing.verify || cfg.routing.require_deadlock_free) {
@@ -196,6 +207,36 @@ pub fn build_fabric_at(
             )));
     }
     Ok((fabric, Some(report)))
+}
+
+/// Routes one class over as many VLs as the SC tables have lanes, then maps SLs to SCs to VLs.
+fn sc_fabric(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    engine: &str,
+    sc: &config::ScQosConfig,
+) -> Result<FabricConfig, SimError> {
+    let tables = flitsim_manager::qos::ScTables {
+        sl2sc: sc.sl2sc.clone(),
+        sc2vl: sc.sc2vl.clone(),
+    };
+    let names: Vec<String> = cfg.traffic.classes.iter().map(|c| c.name.clone()).collect();
+    let bad = |e: flitsim_manager::RoutingError| SimError::Build(e.to_string());
+    if tables.sl2sc.len() != names.len() {
+        return Err(SimError::Build(format!(
+            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL)",
+            tables.sl2sc.len(),
+            names.len()
+        )));
+    }
+    tables.check(cfg.routing.vls, &names).map_err(bad)?;
+    let lanes = tables.lanes().map_err(bad)?;
+    let req = RoutingRequest {
+        vls: lanes,
+        classes: 1,
+    };
+    let single = flitsim_manager::route(topo, engine, &req)?;
+    flitsim_manager::qos::apply_sc_tables(&single, &tables, cfg.routing.vls).map_err(bad)
 }
 
 /// The configured engine, or the default for the topology's shape.

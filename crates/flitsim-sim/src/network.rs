@@ -29,7 +29,11 @@
 //! The latency of a lone packet of `P` flits crossing `k` switches over links of latency `L` with
 //! routing delay `R`, measured from generation to tail delivery, is therefore
 //! `(k + 1)·L + k·R + P − 1` cycles (see the `closed_form` tests).
-use crate::config::{ExperimentConfig, InjectionKind, Switching};
+use crate::config::{
+    ExperimentConfig, InjectionKind, SchedulerConfig, SharedBufferConfig, SwitchOrganisation,
+    Switching,
+};
+use crate::opa::{OpaLayout, PortRole};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::*;
 use crate::traffic::{stream, ComponentRng, Pattern, StreamKind};
@@ -43,6 +47,8 @@ use std::collections::{BinaryHeap, VecDeque};
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
 const NO_VL: u8 = u8::MAX;
+/// `PortInfo::out_org` of a port without an output buffer.
+const NO_ORG: u8 = u8::MAX;
 const EV_FLIT: u8 = 1;
 const F_HEAD: u8 = 2;
 const F_TAIL: u8 = 4;
@@ -125,6 +131,10 @@ struct Conn {
 struct SwitchState {
     base: u32,
     nports: u16,
+    /// Crossbar connections an input port may hold at once.
+    max_conns: u8,
+    /// Flits per cycle a crossbar connection moves into an output buffer.
+    speedup: u16,
     conns: Vec<Conn>,
     /// Flits in this switch's output buffers.
     obuffered: u32,
@@ -144,6 +154,14 @@ struct PortInfo {
     to_endpoint: bool,
     /// The peer is a switch (switch-to-switch link: counted in flit-hops).
     to_switch: bool,
+    /// A packet crossing the crossbar from this input counts as a switch hop.
+    hop: bool,
+    /// Organisation (index into `Network::orgs`) of this port's input buffer,
+    in_org: u8,
+    /// of the peer's input buffer (the sender's view),
+    tx_org: u8,
+    /// and of this port's output buffer (`NO_ORG`: none).
+    out_org: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +208,52 @@ struct BufferOrg {
     shared: u32,
 }
 
+impl BufferOrg {
+    fn fixed(vls: usize, per_vl: u32) -> Self {
+        BufferOrg {
+            min: vec![per_vl; vls],
+            max: vec![per_vl; vls],
+            shared: 0,
+        }
+    }
+    fn shared(vls: usize, sb: &SharedBufferConfig) -> Self {
+        BufferOrg {
+            min: vec![sb.min_per_vl; vls],
+            max: vec![sb.max_per_vl; vls],
+            shared: sb.total_flits - sb.min_per_vl * vls as u32,
+        }
+    }
+    /// The most one VL can ever hold.
+    fn vl_cap(&self) -> u32 {
+        self.max[0].min(self.min[0] + self.shared)
+    }
+    /// Flits of the whole port.
+    fn total(&self) -> u32 {
+        self.min.iter().sum::<u32>() + self.shared
+    }
+    #[inline(always)]
+    fn over_of(&self, vl: usize, used: u32) -> u32 {
+        used.saturating_sub(self.min[vl])
+    }
+    /// Whether `n` more flits fit into VL `vl` holding `used`, with `over` of the pool taken.
+    #[inline(always)]
+    fn fits(&self, vl: usize, used: u32, over: u32, n: u32) -> bool {
+        if used + n > self.max[vl] {
+            return false;
+        }
+        self.shared == 0 || over + self.over_of(vl, used + n) - self.over_of(vl, used) <= self.shared
+    }
+    /// Pool flits taken when VL `vl` grows from `used` by `n`.
+    #[inline(always)]
+    fn grow(&self, vl: usize, used: u32, n: u32) -> u32 {
+        if self.shared == 0 {
+            0
+        } else {
+            self.over_of(vl, used + n) - self.over_of(vl, used)
+        }
+    }
+}
+
 /// One delivered packet, recorded when tracing is on (tests, debugging).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
@@ -222,12 +286,19 @@ pub struct Network {
     vls: usize,
     switching: Switching,
     routing_delay: u64,
-    speedup: u8,
     n_endpoints: usize,
     nic_base: u32,
     ports: Vec<PortInfo>,
     port_names: Vec<(u32, u16)>,
     switch_names: Vec<String>,
+    /// Per port, the (name index into `display_names`, port number) shown in results: the
+    /// fabric's switch and port for external ports, the internal node's otherwise.
+    display: Vec<(u32, u16)>,
+    display_names: Vec<String>,
+    /// The hierarchical switches' layout (`switch.organisation = "opa"`).
+    opa: Option<OpaLayout>,
+    /// Ports of each fabric switch (for the fabric's SL→VL tables).
+    fabric_ports: Vec<u16>,
     // sender side
     used: Vec<u32>,
     over: Vec<u32>,
@@ -240,11 +311,11 @@ pub struct Network {
     bufs: Vec<VecDeque<BufPkt>>,
     occ: Vec<u32>,
     in_conns: Vec<u8>,
-    /// Output buffer capacity per VL (0: no output buffers).
-    obuf_cap: u32,
-    /// Output buffers per (port, VL) and the flits reserved in them.
+    /// Output buffers per (port, VL), the flits reserved in them, and the pool flits taken
+    /// per port.
     obufs: Vec<VecDeque<BufPkt>>,
     oused: Vec<u32>,
+    oover: Vec<u32>,
     /// Per output port, the VLs with packets in the output buffer, and the VL on the link.
     o_waiting: Vec<u32>,
     o_cur: Vec<u8>,
@@ -253,7 +324,8 @@ pub struct Network {
     /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
     waiting: Vec<u32>,
     rr_in: Vec<RoundRobinArbiter>,
-    org: BufferOrg,
+    /// Buffer organisations, indexed by `PortInfo::{in_org, tx_org, out_org}`.
+    orgs: Vec<BufferOrg>,
     // switches, tables
     switches: Vec<SwitchState>,
     lft: Vec<Vec<u16>>,
@@ -322,46 +394,80 @@ impl Network {
             })
             .collect();
         let max_mtu = *mtu.iter().max().unwrap() as u32;
-        // Receiver buffers.
-        let org = match &cfg.switch.shared_buffer {
-            None => BufferOrg {
-                min: vec![cfg.switch.vl_buffer_flits; vls],
-                max: vec![cfg.switch.vl_buffer_flits; vls],
-                shared: 0,
-            },
-            Some(sb) => BufferOrg {
-                min: vec![sb.min_per_vl; vls],
-                max: vec![sb.max_per_vl; vls],
-                shared: sb.total_flits - sb.min_per_vl * vls as u32,
-            },
+        // Buffer organisations: 0 = switch input buffers, then output buffers and the
+        // hierarchical switch's internal buffers when configured.
+        let vct = cfg.switch.switching == Switching::Vct;
+        let mut orgs: Vec<(String, BufferOrg)> = vec![match &cfg.switch.shared_buffer {
+            None => (
+                "switch.vl_buffer_flits".into(),
+                BufferOrg::fixed(vls, cfg.switch.vl_buffer_flits),
+            ),
+            Some(sb) => ("switch.shared_buffer".into(), BufferOrg::shared(vls, sb)),
+        }];
+        let out_org = match (&cfg.switch.shared_output_buffer, cfg.switch.output_buffer_flits) {
+            (Some(sb), _) => {
+                orgs.push((
+                    "switch.shared_output_buffer".into(),
+                    BufferOrg::shared(vls, sb),
+                ));
+                (orgs.len() - 1) as u8
+            }
+            (None, 0) => NO_ORG,
+            (None, ob) => {
+                orgs.push(("switch.output_buffer_flits".into(), BufferOrg::fixed(vls, ob)));
+                (orgs.len() - 1) as u8
+            }
         };
-        let vl_cap = org.max[0].min(org.min[0] + org.shared);
-        match cfg.switch.switching {
-            Switching::Vct if vl_cap < max_mtu => {
-                let key = if cfg.switch.shared_buffer.is_some() {
-                    "switch.shared_buffer"
-                } else {
-                    "switch.vl_buffer_flits"
-                };
+        let layout = match cfg.switch.organisation {
+            SwitchOrganisation::Crossbar => None,
+            SwitchOrganisation::Opa => {
+                if out_org == NO_ORG {
+                    return Err(err(
+                        "switch.organisation = \"opa\" needs output buffers: set switch.shared_output_buffer or switch.output_buffer_flits".into(),
+                    ));
+                }
+                Some(OpaLayout::build(topo, &cfg.switch.opa).map_err(err)?)
+            }
+        };
+        let (central_org, stage_org) = if layout.is_some() {
+            let o = &cfg.switch.opa;
+            let per_link = o.central_buffer_flits / o.mport_links;
+            if o.central_min_per_vl * vls as u32 > per_link || o.central_min_per_vl > per_link {
                 return Err(err(format!(
-                    "{key}: a VL can hold at most {vl_cap} flits, smaller than the largest MTU ({max_mtu} flits); \
+                    "switch.opa.central_buffer_flits = {}: each of the {} links' share ({per_link} flits) must hold central_min_per_vl = {} flits for each of {vls} VLs",
+                    o.central_buffer_flits, o.mport_links, o.central_min_per_vl
+                )));
+            }
+            let central = SharedBufferConfig {
+                total_flits: per_link,
+                min_per_vl: o.central_min_per_vl,
+                max_per_vl: per_link,
+            };
+            orgs.push((
+                "switch.opa.central_buffer_flits".into(),
+                BufferOrg::shared(vls, &central),
+            ));
+            orgs.push((
+                "switch.opa.central_output_flits".into(),
+                BufferOrg::fixed(vls, o.central_output_flits),
+            ));
+            ((orgs.len() - 2) as u8, (orgs.len() - 1) as u8)
+        } else {
+            (0, 0)
+        };
+        for (key, org) in &orgs {
+            let cap = org.vl_cap();
+            if cap == 0 {
+                return Err(err(format!("{key}: buffers must hold at least one flit per VL")));
+            }
+            if vct && cap < max_mtu {
+                return Err(err(format!(
+                    "{key}: a VL can hold at most {cap} flits, smaller than the largest MTU ({max_mtu} flits); \
                      virtual cut-through needs room for a whole packet"
                 )));
             }
-            _ if vl_cap == 0 => {
-                return Err(err(
-                    "switch buffers must hold at least one flit per VL".into()
-                ))
-            }
-            _ => {}
         }
-        let ob = cfg.switch.output_buffer_flits;
-        if ob > 0 && cfg.switch.switching == Switching::Vct && ob < max_mtu {
-            return Err(err(format!(
-                "switch.output_buffer_flits = {ob} is smaller than the largest MTU ({max_mtu} flits); \
-                 virtual cut-through needs room for a whole packet"
-            )));
-        }
+        let orgs: Vec<BufferOrg> = orgs.into_iter().map(|(_, o)| o).collect();
         if cfg.nic.buffer_flits < max_mtu {
             return Err(err(format!(
                 "nic.buffer_flits = {} is smaller than the largest MTU ({max_mtu} flits)",
@@ -370,13 +476,18 @@ impl Network {
         }
         // Every destination must be reachable from every switch without loops.
         fabric.check_routes(topo).map_err(|e| err(e.to_string()))?;
+        let fabric_ports: Vec<u16> = (0..topo.num_switches() as u32)
+            .map(|s| topo.num_ports(SwitchId(s)))
+            .collect();
+        // The engine simulates the expanded network when switches are hierarchical.
+        let etopo = layout.as_ref().map(|l| &l.topo).unwrap_or(topo);
         // Ports.
-        let nsp = topo.total_switch_ports();
+        let nsp = etopo.total_switch_ports();
         let g_total = nsp + n;
         let nic_base = nsp as u32;
         let gidx = |r: flitsim_topology::PortRef| -> u32 {
             match r.node {
-                NodeId::Switch(s) => topo.port_index(SwitchId(s), r.port) as u32,
+                NodeId::Switch(s) => etopo.port_index(SwitchId(s), r.port) as u32,
                 NodeId::Endpoint(e) => nic_base + e,
             }
         };
@@ -386,31 +497,87 @@ impl Network {
                 latency: 1,
                 width: 1,
                 to_endpoint: false,
-                to_switch: false
+                to_switch: false,
+                hop: false,
+                in_org: 0,
+                tx_org: 0,
+                out_org: NO_ORG,
             };
             g_total
         ];
         let mut port_names = vec![(0u32, 0u16); g_total];
-        let mut switches = Vec::with_capacity(topo.num_switches());
-        for s in 0..topo.num_switches() as u32 {
-            let np = topo.num_ports(SwitchId(s));
-            let base = topo.port_index(SwitchId(s), 0) as u32;
+        let mut display = vec![(0u32, 0u16); g_total];
+        let mut display_names: Vec<String> =
+            topo.switches().iter().map(|s| s.name.clone()).collect();
+        let mut switches = Vec::with_capacity(etopo.num_switches());
+        let switch_sched_cfg = crate::qos::resolve(cfg, &mtu.iter().map(|&m| m as u32).collect::<Vec<_>>())
+            .map_err(err)?;
+        let mut internal_port = vec![false; g_total];
+        for s in 0..etopo.num_switches() as u32 {
+            let np = etopo.num_ports(SwitchId(s));
+            let base = etopo.port_index(SwitchId(s), 0) as u32;
+            let name_idx = match &layout {
+                None => s,
+                Some(_) => {
+                    display_names.push(etopo.switches()[s as usize].name.clone());
+                    (display_names.len() - 1) as u32
+                }
+            };
             for p in 0..np {
-                port_names[(base + p as u32) as usize] = (s, p);
-                if let Some(peer) = topo.switch_peer(SwitchId(s), p) {
-                    let l = topo.links()[peer.link as usize];
-                    ports[(base + p as u32) as usize] = PortInfo {
-                        peer: gidx(peer.remote),
-                        latency: l.latency,
-                        width: l.width.min(u16::MAX as u32) as u16,
-                        to_endpoint: matches!(peer.remote.node, NodeId::Endpoint(_)),
-                        to_switch: matches!(peer.remote.node, NodeId::Switch(_)),
-                    };
+                let g = (base + p as u32) as usize;
+                port_names[g] = (s, p);
+                let role = layout
+                    .as_ref()
+                    .map(|l| l.role(s, p))
+                    .unwrap_or(PortRole::External);
+                display[g] = match (&layout, role) {
+                    (Some(l), PortRole::External) => l.fabric_port(s, p),
+                    _ => (name_idx, p),
+                };
+                let (in_org, o_org) = match role {
+                    PortRole::External => (0, out_org),
+                    PortRole::Up => (central_org, NO_ORG),
+                    PortRole::Down => (stage_org, NO_ORG),
+                };
+                internal_port[g] = role != PortRole::External;
+                ports[g].in_org = in_org;
+                ports[g].out_org = o_org;
+                ports[g].hop = role == PortRole::External;
+                if let Some(peer) = etopo.switch_peer(SwitchId(s), p) {
+                    let l = etopo.links()[peer.link as usize];
+                    let inside = layout
+                        .as_ref()
+                        .is_some_and(|lay| lay.internal[peer.link as usize]);
+                    ports[g].peer = gidx(peer.remote);
+                    ports[g].latency = l.latency;
+                    ports[g].width = l.width.min(u16::MAX as u32) as u16;
+                    ports[g].to_endpoint = matches!(peer.remote.node, NodeId::Endpoint(_));
+                    ports[g].to_switch = !inside && matches!(peer.remote.node, NodeId::Switch(_));
                 }
             }
+            // With output buffers an input holds one crossbar connection at a time.
+            let (max_conns, speedup) = match &layout {
+                None => (
+                    if out_org != NO_ORG {
+                        1
+                    } else {
+                        cfg.switch.speedup.min(255) as u8
+                    },
+                    cfg.switch.speedup.min(u16::MAX as u32) as u16,
+                ),
+                Some(l) => match l.node[s as usize].1 {
+                    crate::opa::NodeKind::MPort(_) => (
+                        1,
+                        cfg.switch.opa.mport_link_width.min(u16::MAX as u32) as u16,
+                    ),
+                    crate::opa::NodeKind::Central => (1, 1),
+                },
+            };
             switches.push(SwitchState {
                 base,
                 nports: np,
+                max_conns,
+                speedup,
                 conns: Vec::with_capacity(np as usize),
                 obuffered: 0,
                 dirty: false,
@@ -419,28 +586,36 @@ impl Network {
             });
         }
         for e in 0..n as u32 {
-            let peer = topo.endpoint_peer(EndpointId(e));
-            let l = topo.links()[peer.link as usize];
-            ports[(nic_base + e) as usize] = PortInfo {
-                peer: gidx(peer.remote),
-                latency: l.latency,
-                width: l.width.min(u16::MAX as u32) as u16,
-                to_endpoint: false,
-                to_switch: false,
-            };
+            let peer = etopo.endpoint_peer(EndpointId(e));
+            let l = etopo.links()[peer.link as usize];
+            let g = (nic_base + e) as usize;
+            ports[g].peer = gidx(peer.remote);
+            ports[g].latency = l.latency;
+            ports[g].width = l.width.min(u16::MAX as u32) as u16;
+        }
+        for g in 0..g_total {
+            let peer = ports[g].peer;
+            if peer != NONE && !ports[g].to_endpoint {
+                ports[g].tx_org = ports[peer as usize].in_org;
+            }
         }
         let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
-        let port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
+        let port_scheds = switch_sched_cfg;
         let switch_sched = OutputScheduler::new(&port_scheds.switch, vls as u8, &mtu_flits)
             .map_err(|m| err(format!("switch scheduler: {m}")))?;
         let nic_sched = OutputScheduler::new(&port_scheds.nic, vls as u8, &mtu_flits)
             .map_err(|m| err(format!("NIC scheduler: {m}")))?;
+        let internal_sched =
+            OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
+                .map_err(|m| err(format!("internal scheduler: {m}")))?;
         let sched: Vec<OutputScheduler> = (0..g_total)
             .map(|g| {
-                if g < nsp {
-                    switch_sched.clone()
-                } else {
+                if g >= nsp {
                     nic_sched.clone()
+                } else if internal_port[g] {
+                    internal_sched.clone()
+                } else {
+                    switch_sched.clone()
                 }
             })
             .collect();
@@ -499,7 +674,7 @@ impl Network {
             .collect();
         let lft = fabric.lft.clone();
         let nic_sl2vl = fabric.nic_sl2vl.clone();
-        let wheel = TimeWheel::new(topo.max_latency());
+        let wheel = TimeWheel::new(etopo.max_latency());
         let mut net = Network {
             cfg: cfg.clone(),
             topo_name: topo.name().to_string(),
@@ -508,12 +683,14 @@ impl Network {
             vls,
             switching: cfg.switch.switching,
             routing_delay: cfg.switch.routing_delay as u64,
-            speedup: cfg.switch.speedup.min(255) as u8,
             n_endpoints: n,
             nic_base,
             ports,
             port_names,
-            switch_names: topo.switches().iter().map(|s| s.name.clone()).collect(),
+            switch_names: etopo.switches().iter().map(|s| s.name.clone()).collect(),
+            display,
+            display_names,
+            fabric_ports,
             used: vec![0; g_total * vls],
             over: vec![0; g_total],
             out_busy: vec![false; g_total],
@@ -525,13 +702,13 @@ impl Network {
             occ: vec![0; g_total * vls],
             in_conns: vec![0; g_total],
             waiting: vec![0; g_total],
-            obuf_cap: cfg.switch.output_buffer_flits,
-            obufs: if cfg.switch.output_buffer_flits > 0 {
+            obufs: if out_org != NO_ORG {
                 (0..g_total * vls).map(|_| VecDeque::new()).collect()
             } else {
                 Vec::new()
             },
             oused: vec![0; g_total * vls],
+            oover: vec![0; g_total],
             o_waiting: vec![0; g_total],
             o_cur: vec![NO_VL; g_total],
             xsched: vec![
@@ -542,7 +719,8 @@ impl Network {
                 g_total
             ],
             rr_in: vec![RoundRobinArbiter::default(); g_total],
-            org,
+            orgs,
+            opa: layout,
             switches,
             lft,
             fabric,
@@ -612,37 +790,24 @@ impl Network {
 
     // ---- buffer accounting (sender's view of the receiver) -------------------------------
 
-    #[inline]
-    fn over_of(&self, vl: usize, used: u32) -> u32 {
-        used.saturating_sub(self.org.min[vl])
-    }
-
     #[inline(always)]
     fn can_accept(&self, g: usize, vl: usize, n: u32) -> bool {
-        if self.ports[g].to_endpoint {
+        let port = &self.ports[g];
+        if port.to_endpoint {
             return true;
         }
-        let u = self.used[g * self.vls + vl];
-        if u + n > self.org.max[vl] {
-            return false;
-        }
-        if self.org.shared == 0 {
-            return true;
-        }
-        let extra = self.over_of(vl, u + n) - self.over_of(vl, u);
-        self.over[g] + extra <= self.org.shared
+        self.orgs[port.tx_org as usize].fits(vl, self.used[g * self.vls + vl], self.over[g], n)
     }
 
     #[inline]
     fn reserve(&mut self, g: usize, vl: usize, n: u32) {
-        if self.ports[g].to_endpoint {
+        let port = &self.ports[g];
+        if port.to_endpoint {
             return;
         }
         let i = g * self.vls + vl;
         let u = self.used[i];
-        if self.org.shared > 0 {
-            self.over[g] += self.over_of(vl, u + n) - self.over_of(vl, u);
-        }
+        self.over[g] += self.orgs[port.tx_org as usize].grow(vl, u, n);
         self.used[i] = u + n;
     }
 
@@ -651,10 +816,35 @@ impl Network {
         let i = g * self.vls + vl;
         let u = self.used[i];
         debug_assert!(u >= n, "credit return exceeds outstanding flits");
-        if self.org.shared > 0 {
-            self.over[g] -= self.over_of(vl, u) - self.over_of(vl, u - n);
-        }
+        self.over[g] -= self.orgs[self.ports[g].tx_org as usize].grow(vl, u - n, n);
         self.used[i] = u - n;
+    }
+
+    /// Whether `n` more flits fit into output buffer (`g`, `vl`).
+    #[inline(always)]
+    fn ofits(&self, g: usize, vl: usize, n: u32) -> bool {
+        self.orgs[self.ports[g].out_org as usize].fits(
+            vl,
+            self.oused[g * self.vls + vl],
+            self.oover[g],
+            n,
+        )
+    }
+
+    #[inline]
+    fn oreserve(&mut self, g: usize, vl: usize, n: u32) {
+        let i = g * self.vls + vl;
+        let u = self.oused[i];
+        self.oover[g] += self.orgs[self.ports[g].out_org as usize].grow(vl, u, n);
+        self.oused[i] = u + n;
+    }
+
+    #[inline]
+    fn orelease(&mut self, g: usize, vl: usize, n: u32) {
+        let i = g * self.vls + vl;
+        let u = self.oused[i];
+        self.oover[g] -= self.orgs[self.ports[g].out_org as usize].grow(vl, u - n, n);
+        self.oused[i] = u - n;
     }
 
     /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all of
@@ -668,6 +858,16 @@ impl Network {
                 self.vl_owner[g * self.vls + vl] == NONE && self.can_accept(g, vl, 1)
             }
         }
+    }
+
+    /// Largest number of flits (≤ `want`) that fit into output buffer (`g`, `vl`) now.
+    #[inline]
+    fn ocredits_for(&self, g: usize, vl: usize, want: u32) -> u32 {
+        let mut k = 0;
+        while k < want && self.ofits(g, vl, k + 1) {
+            k += 1;
+        }
+        k
     }
 
     /// Largest number of flits (≤ `want`) that may be sent now on a wormhole VL.
@@ -778,15 +978,29 @@ impl Network {
         if ev.flags & F_HEAD != 0 {
             let p = &self.packets[ev.pkt as usize];
             let sw = &mut self.switches[s as usize];
-            let out_port = self.lft[s as usize][p.dst as usize];
-            let np = sw.nports as usize;
-            let out_vl = self.fabric.vl(
-                s as usize,
-                np,
-                in_port as usize,
-                out_port as usize,
-                p.wire_sl,
-            );
+            let (out_port, out_vl) = match &self.opa {
+                None => {
+                    let out_port = self.lft[s as usize][p.dst as usize];
+                    let np = sw.nports as usize;
+                    let vl = self.fabric.vl(
+                        s as usize,
+                        np,
+                        in_port as usize,
+                        out_port as usize,
+                        p.wire_sl,
+                    );
+                    (out_port, vl)
+                }
+                Some(l) => l.route(
+                    &self.fabric,
+                    &self.fabric_ports,
+                    s,
+                    in_port,
+                    p.dst,
+                    p.wire_sl,
+                    ev.vl,
+                ),
+            };
             // A packet entering an empty VL is its head at once; otherwise it becomes the head
             // (and starts waiting) when the packet before it leaves.
             let ready = if q.is_empty() {
@@ -815,7 +1029,8 @@ impl Network {
         }
         self.occ[g * self.vls + ev.vl as usize] += ev.n as u32;
         debug_assert!(
-            self.occ[g * self.vls + ev.vl as usize] <= self.org.max[ev.vl as usize],
+            self.occ[g * self.vls + ev.vl as usize]
+                <= self.orgs[self.ports[g].in_org as usize].max[ev.vl as usize],
             "buffer overflow"
         );
         self.buffered_total += ev.n as u64;
@@ -1083,7 +1298,7 @@ impl Network {
         reqs.clear();
         for ip in 0..np {
             let gi = base + ip;
-            let max_conns = if self.obuf_cap > 0 { 1 } else { self.speedup };
+            let max_conns = self.switches[s].max_conns;
             if self.in_conns[gi] >= max_conns {
                 continue;
             }
@@ -1115,9 +1330,9 @@ impl Network {
                         continue;
                     }
                     let ov = h.out_vl as usize;
-                    let ok = if self.obuf_cap > 0 {
+                    let ok = if self.ports[go].out_org != NO_ORG {
                         let need = if vct { (h.len - h.sent) as u32 } else { 1 };
-                        self.oused[go * vls + ov] + need <= self.obuf_cap
+                        self.ofits(go, ov, need)
                     } else {
                         self.can_start(go, ov, (h.len - h.sent) as u32)
                     };
@@ -1147,7 +1362,8 @@ impl Network {
                 }
             }
             let go = base + op as usize;
-            let chosen = if self.obuf_cap > 0 {
+            let to_obuf = self.ports[go].out_org != NO_ORG;
+            let chosen = if to_obuf {
                 self.xsched[go].choose(&cands)
             } else {
                 self.sched[go].choose(&cands)
@@ -1193,9 +1409,9 @@ impl Network {
             let remaining = (q.len - q.sent) as u32;
             self.in_conns[gi] += 1;
             self.out_busy[go] = true;
-            if self.obuf_cap > 0 {
+            if to_obuf {
                 if vct {
-                    self.oused[go * vls + ov as usize] += remaining;
+                    self.oreserve(go, ov as usize, remaining);
                 }
             } else {
                 if vct {
@@ -1207,7 +1423,9 @@ impl Network {
             }
             self.rr_in[gi].grant(iv as usize);
             self.rr_out[go].grant(ip as usize);
-            self.packets[pkt as usize].hops += 1;
+            if self.ports[gi].hop {
+                self.packets[pkt as usize].hops += 1;
+            }
             self.switches[s].conns.push(Conn {
                 in_g: gi as u32,
                 out_g: go as u32,
@@ -1235,17 +1453,17 @@ impl Network {
             let bi = gi * vls + c.in_vl as usize;
             let h = *self.bufs[bi].front().unwrap();
             let out = self.ports[go];
-            let to_obuf = self.obuf_cap > 0;
+            let to_obuf = out.out_org != NO_ORG;
             let oi = go * vls + c.out_vl as usize;
             let mut n = if to_obuf {
-                (h.recv - h.sent).min(self.speedup as u16) as u32
+                (h.recv - h.sent).min(self.switches[s].speedup) as u32
             } else {
                 (h.recv - h.sent).min(out.width) as u32
             };
             if self.switching == Switching::Wormhole && n > 0 {
                 if to_obuf {
-                    n = n.min(self.obuf_cap - self.oused[oi]);
-                    self.oused[oi] += n;
+                    n = self.ocredits_for(go, c.out_vl as usize, n);
+                    self.oreserve(go, c.out_vl as usize, n);
                 } else {
                     n = self.credits_for(go, c.out_vl as usize, n);
                     self.reserve(go, c.out_vl as usize, n);
@@ -1401,7 +1619,7 @@ impl Network {
             if out.to_switch {
                 self.flit_hops += n as u64;
             }
-            self.oused[oi] -= n;
+            self.orelease(go, v, n);
             self.buffered_total -= n as u64;
             self.last_progress = t;
             let sw = &mut self.switches[s];
@@ -1440,7 +1658,8 @@ impl Network {
                     let i = g * v + vl;
                     let occ = self.occ[i];
                     port_total += occ;
-                    if occ > self.org.max[vl] {
+                    let org = &self.orgs[self.ports[g].in_org as usize];
+                    if occ > org.max[vl] {
                         return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
                     }
                     let queued: u32 = self.bufs[i].iter().map(|b| (b.recv - b.sent) as u32).sum();
@@ -1452,7 +1671,7 @@ impl Network {
                     let peer = self.ports[g].peer;
                     if peer != NONE {
                         let used = self.used[peer as usize * v + vl];
-                        if used < occ || used > self.org.max[vl] {
+                        if used < occ || used > org.max[vl] {
                             return Err(format!(
                                 "port {g} VL {vl}: sender counts {used}, receiver holds {occ}"
                             ));
@@ -1462,11 +1681,12 @@ impl Network {
                     if head_waits != (self.waiting[g] & (1 << vl) != 0) {
                         return Err(format!("port {g} VL {vl}: waiting mask out of date"));
                     }
-                    if self.obuf_cap > 0 && self.oused[i] > self.obuf_cap {
+                    let oorg = self.ports[g].out_org;
+                    if oorg != NO_ORG && self.oused[i] > self.orgs[oorg as usize].max[vl] {
                         return Err(format!("port {g} VL {vl}: output buffer over capacity"));
                     }
                 }
-                let cap: u32 = self.org.min.iter().sum::<u32>() + self.org.shared;
+                let cap = self.orgs[self.ports[g].in_org as usize].total();
                 if port_total > cap {
                     return Err(format!(
                         "port {g}: {port_total} flits exceed the port's {cap}"
@@ -1566,11 +1786,11 @@ impl Network {
             (0..self.nic_base as usize)
                 .filter(|&g| self.ports[g].peer != NONE)
                 .map(|g| {
-                    let (s, p) = self.port_names[g];
+                    let (s, p) = self.display[g];
                     let vl_flits = self.vl_flits[g * self.vls..(g + 1) * self.vls].to_vec();
                     let total: u64 = vl_flits.iter().sum();
                     PortResult {
-                        switch: self.switch_names[s as usize].clone(),
+                        switch: self.display_names[s as usize].clone(),
                         port: p as u32,
                         to_endpoint: self.ports[g].to_endpoint,
                         vl_flits,

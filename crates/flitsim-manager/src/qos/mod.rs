@@ -5,6 +5,7 @@
 //!   distance, bandwidth pool, `[min φ, max φ]` ranges, entry weights and the bandwidth
 //!   correction algorithm) of the Omni-Path QoS paper
 //!   (`/work/shared/papers/000_942770a54f7010fd.txt`, §3.3).
+//! - [`sc`]: Omni-Path SL→SC and SC→VL tables (Table 7 of the same paper).
 //!
 //! ```
 //! use flitsim_manager::qos::{configure_dtable, DTableParams, SlRequirement};
@@ -30,11 +31,13 @@
 //! ```
 
 pub mod dtable;
+pub mod sc;
 
 pub use dtable::{
     apply_bandwidth_correction, configure_dtable, configure_dtable_json, place_entries, DTable,
     DTableParams, SlConfig, SlRequirement,
 };
+pub use sc::{apply_sc_tables, ScTables};
 
 /// Errors of the QoS configurators.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

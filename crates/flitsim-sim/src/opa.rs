@@ -1,0 +1,263 @@
+//! The hierarchical Omni-Path switch (Cano-Cano et al. 2022, `shared/papers/000_942770a54f7010fd.txt`,
+//! §2.2 and Fig. 2), built from the engine's parts.
+//!
+//! Each switch of the fabric becomes a small network inside the engine:
+//!
+//! * one **MPort node** per group of `ports_per_mport` external ports. Its crossbar takes the
+//!   external input buffers and the central crossbar's links, and feeds the external output
+//!   buffers (at `mport_link_width` flits/cycle) or one of its `mport_links` links to the central
+//!   crossbar (each `mport_link_width` flits/cycle). External input `j` of an MPort always uses
+//!   link `j · mport_links / ports_per_mport`, so each link carries a fixed group of inputs.
+//! * one **central node**. Its input buffers are the central buffers: `central_buffer_flits` per
+//!   MPort, split over the MPort's links, VL space shared with a reserved minimum per VL. It
+//!   has one output link of `central_width` flits/cycle per external port of the switch
+//!   (24 inputs and 48 outputs for the paper's 48-port switch: "24:48").
+//!
+//! A central-crossbar output link ends in a small per-VL buffer (`central_output_flits`) in
+//! front of its output port's MPort crossbar, which moves the packet into the output buffer.
+//! The paper's model writes into the output buffer directly; this extra stage adds one cycle
+//! of routing delay and a little buffering, and keeps every buffer in the engine an input
+//! buffer of some crossbar.
+//!
+//! Routing uses the fabric's tables of the whole switch: at an external input the packet's
+//! output port and VL come from the LFT and SL→VL table; the internal hops keep that VL, so
+//! the central buffers are divided by the VL the packet will leave on. Output scheduling (RR,
+//! SBT, DTable, VLArb) runs at the external output ports; the MPort and central crossbars
+//! arbitrate round robin, as in the paper.
+use crate::config::OpaConfig;
+use flitsim_manager::FabricConfig;
+use flitsim_topology::{
+    Endpoint, Link, NodeId, PortNum, PortRef, Shape, Switch, SwitchId, Topology,
+};
+
+/// What a node of the expanded network is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NodeKind {
+    /// MPort `m` of its switch.
+    MPort(u16),
+    /// The central crossbar.
+    Central,
+}
+
+/// The expanded network and the map back to the fabric's switches and ports.
+pub(crate) struct OpaLayout {
+    /// The expanded topology the engine simulates.
+    pub topo: Topology,
+    /// Per expanded switch: the fabric switch it belongs to and its role.
+    pub node: Vec<(u32, NodeKind)>,
+    /// Per fabric switch: its first MPort node (the central node follows its MPorts).
+    pub first: Vec<u32>,
+    /// Per expanded link: whether it is inside a switch.
+    pub internal: Vec<bool>,
+    /// External ports per MPort.
+    pub ppm: u16,
+    /// Links from each MPort to the central crossbar.
+    pub links: u16,
+}
+
+/// The role of a port of an expanded switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PortRole {
+    /// A port of the fabric (to another switch or an endpoint).
+    External,
+    /// MPort → central link (sending side at the MPort, central buffer at the central node).
+    Up,
+    /// Central → MPort link (sending side at the central node, staging buffer at the MPort).
+    Down,
+}
+
+impl OpaLayout {
+    /// Expands every switch of `topo`. Errors name the `switch.opa` key.
+    pub fn build(topo: &Topology, p: &OpaConfig) -> Result<OpaLayout, String> {
+        if p.ports_per_mport == 0 || p.ports_per_mport > 1024 {
+            return Err("switch.opa.ports_per_mport must be in 1..=1024".into());
+        }
+        if p.mport_links == 0 || p.mport_links > p.ports_per_mport {
+            return Err(format!(
+                "switch.opa.mport_links = {}: must be in 1..=ports_per_mport ({})",
+                p.mport_links, p.ports_per_mport
+            ));
+        }
+        if p.mport_link_width == 0 || p.central_width == 0 {
+            return Err("switch.opa: link widths must be at least 1 flit/cycle".into());
+        }
+        let ppm = p.ports_per_mport as usize;
+        let nl = p.mport_links as usize;
+        let mut switches = Vec::new();
+        let mut node = Vec::new();
+        let mut first = Vec::with_capacity(topo.num_switches());
+        let mut links = Vec::new();
+        let mut internal = Vec::new();
+        // Expanded position of each fabric port: (expanded switch, port).
+        let ext = |first: &[u32], s: u32, port: PortNum| -> PortRef {
+            PortRef {
+                node: NodeId::Switch(first[s as usize] + port as u32 / ppm as u32),
+                port: (port as usize % ppm) as PortNum,
+            }
+        };
+        for (si, sw) in topo.switches().iter().enumerate() {
+            let np = sw.ports as usize;
+            let mports = np.div_ceil(ppm);
+            let base = switches.len() as u32;
+            first.push(base);
+            let central = base + mports as u32;
+            let central_ports = mports * nl + mports * ppm;
+            if ppm + nl + ppm > PortNum::MAX as usize || central_ports > PortNum::MAX as usize {
+                return Err(format!("switch {}: too many internal ports", sw.name));
+            }
+            for m in 0..mports {
+                switches.push(Switch {
+                    name: format!("{}/m{m}", sw.name),
+                    ports: (ppm + nl + ppm) as PortNum,
+                    guid: None,
+                    lid: None,
+                });
+                node.push((si as u32, NodeKind::MPort(m as u16)));
+            }
+            switches.push(Switch {
+                name: format!("{}/central", sw.name),
+                ports: central_ports as PortNum,
+                guid: None,
+                lid: None,
+            });
+            node.push((si as u32, NodeKind::Central));
+            for m in 0..mports {
+                let mnode = NodeId::Switch(base + m as u32);
+                for l in 0..nl {
+                    links.push(Link {
+                        a: PortRef {
+                            node: mnode,
+                            port: (ppm + l) as PortNum,
+                        },
+                        b: PortRef {
+                            node: NodeId::Switch(central),
+                            port: (m * nl + l) as PortNum,
+                        },
+                        latency: 1,
+                        width: p.mport_link_width,
+                    });
+                    internal.push(true);
+                }
+                for j in 0..ppm {
+                    let port = m * ppm + j;
+                    if port >= np || topo.switch_peer(SwitchId(si as u32), port as PortNum).is_none()
+                    {
+                        continue;
+                    }
+                    links.push(Link {
+                        a: PortRef {
+                            node: NodeId::Switch(central),
+                            port: (mports * nl + port) as PortNum,
+                        },
+                        b: PortRef {
+                            node: mnode,
+                            port: (ppm + nl + j) as PortNum,
+                        },
+                        latency: 1,
+                        width: p.central_width,
+                    });
+                    internal.push(true);
+                }
+            }
+        }
+        for l in topo.links() {
+            let map = |r: PortRef| match r.node {
+                NodeId::Switch(s) => ext(&first, s, r.port),
+                NodeId::Endpoint(_) => r,
+            };
+            links.push(Link {
+                a: map(l.a),
+                b: map(l.b),
+                ..*l
+            });
+            internal.push(false);
+        }
+        let endpoints: Vec<Endpoint> = topo.endpoints().to_vec();
+        let expanded = Topology::new(
+            format!("{} (Omni-Path switches)", topo.name()),
+            Shape::Irregular,
+            switches,
+            endpoints,
+            links,
+        )
+        .map_err(|e| format!("switch.opa: {e}"))?;
+        Ok(OpaLayout {
+            topo: expanded,
+            node,
+            first,
+            internal,
+            ppm: ppm as u16,
+            links: nl as u16,
+        })
+    }
+
+    /// The role of port `p` of expanded switch `s`.
+    pub fn role(&self, s: u32, p: PortNum) -> PortRole {
+        let (ppm, nl) = (self.ppm, self.links);
+        match self.node[s as usize].1 {
+            NodeKind::MPort(_) if p < ppm => PortRole::External,
+            NodeKind::MPort(_) if p < ppm + nl => PortRole::Up,
+            NodeKind::MPort(_) => PortRole::Down,
+            NodeKind::Central => {
+                let fs = self.node[s as usize].0 as usize;
+                let mports = (s - self.first[fs]) as u16;
+                if p < mports * nl {
+                    PortRole::Up
+                } else {
+                    PortRole::Down
+                }
+            }
+        }
+    }
+
+    /// The fabric switch and port of an external port of expanded switch `s`.
+    pub fn fabric_port(&self, s: u32, p: PortNum) -> (u32, PortNum) {
+        let (fs, kind) = self.node[s as usize];
+        match kind {
+            NodeKind::MPort(m) => (fs, m * self.ppm + p),
+            NodeKind::Central => (fs, p),
+        }
+    }
+
+    /// Where a packet to endpoint `dst` with wire SL `sl`, arriving at port `in_port` of
+    /// expanded switch `s` on VL `in_vl`, goes next: (output port, output VL).
+    #[inline]
+    pub fn route(
+        &self,
+        fabric: &FabricConfig,
+        ports_of: &[u16],
+        s: u32,
+        in_port: u16,
+        dst: u32,
+        sl: u8,
+        in_vl: u8,
+    ) -> (u16, u8) {
+        let (fs, kind) = self.node[s as usize];
+        let (ppm, nl) = (self.ppm, self.links);
+        match kind {
+            NodeKind::MPort(m) if in_port < ppm => {
+                let a = m * ppm + in_port;
+                let o = fabric.lft[fs as usize][dst as usize];
+                let vl = fabric.vl(
+                    fs as usize,
+                    ports_of[fs as usize] as usize,
+                    a as usize,
+                    o as usize,
+                    sl,
+                );
+                if o / ppm == m {
+                    (o % ppm, vl)
+                } else {
+                    (ppm + in_port * nl / ppm, vl)
+                }
+            }
+            // From the central crossbar to the output buffer of port `in_port − ppm − nl`.
+            NodeKind::MPort(_) => (in_port - ppm - nl, in_vl),
+            NodeKind::Central => {
+                let o = fabric.lft[fs as usize][dst as usize];
+                let mports = (s - self.first[fs as usize]) as u16;
+                (mports * nl + o, in_vl)
+            }
+        }
+    }
+}
