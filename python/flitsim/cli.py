@@ -138,7 +138,7 @@ def demo(out_dir: Path, jobs: Optional[int]) -> None:
     """Two-class load sweep on a 4x4 torus, with plots and a report.
 
     Runs a small sweep (12 loads x 2 seeds, a few seconds), prints a table, and writes
-    the Parquet dataset, four plots (OUT/plots/) and OUT/report.html.
+    the Parquet dataset, six plots (OUT/plots/) and OUT/report.html.
     """
     from .demo import DEMO_LOADS, DEMO_SEEDS, run_demo
 
@@ -198,8 +198,10 @@ def demo(out_dir: Path, jobs: Optional[int]) -> None:
 def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]) -> None:
     """Plot the sweep in DIR and print the paths of the images.
 
-    Writes latency_vs_load, accepted_vs_offered, sl_throughput and latency_cdf, each in
-    every --format.
+    Writes latency_vs_load, accepted_vs_offered, sl_throughput, latency_cdf,
+    sl_latency_vs_offered and sl_share_vs_offered (per-SL latency and share of the accepted
+    traffic against the total offered load, one panel per value of the other varied keys,
+    e.g. qos.scheduler), each in every --format.
     """
     from .plot import plot_sweep
 

@@ -8,7 +8,7 @@ gives each class its own pair of VLs (two per class for the torus dateline), and
 priority schedulers of the switches and NICs serve ``hi``'s VLs first. As the load grows ``lo``
 saturates near 0.75 flits/cycle/endpoint while ``hi`` keeps its throughput and a low latency.
 
-The demo writes the sweep's Parquet dataset, the four plots of :mod:`flitsim.plot` and the HTML
+The demo writes the sweep's Parquet dataset, the six plots of :mod:`flitsim.plot` and the HTML
 report of :mod:`flitsim.report` into one directory.
 """
 

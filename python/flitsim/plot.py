@@ -1,6 +1,6 @@
 """Plots of a load sweep.
 
-:func:`plot_sweep` reads a sweep directory (written by :func:`flitsim.sweep`) and draws four
+:func:`plot_sweep` reads a sweep directory (written by :func:`flitsim.sweep`) and draws six
 figures, each saved as ``<name>.png`` (120 dpi) and ``<name>.svg`` in ``OUT/plots/``:
 
 ``latency_vs_load``
@@ -18,6 +18,18 @@ figures, each saved as ``<name>.png`` (120 dpi) and ``<name>.svg`` in ``OUT/plot
 ``latency_cdf``
     Latency distribution per SL from the histograms, seeds merged, at the highest load that
     did not saturate and at the highest load.
+``sl_latency_vs_offered``
+    Mean latency of each SL against the *total* offered load of the point (all SLs), one
+    panel per value of the other varied keys (e.g. ``qos.scheduler``), as Fig. 3 of the
+    Omni-Path QoS paper (Cano-Cano et al. 2022). Band, error bars, hollow saturated points and
+    log scale as in ``latency_vs_load``.
+``sl_share_vs_offered``
+    Each SL's share of the accepted traffic (normalized throughput) against the total offered
+    load, same panels, as Fig. 4 of that paper, with a dashed line at the SL's share of the
+    offered traffic (at the highest load) to show whether the scheduler delivers the split.
+
+The first four (:data:`PLOT_NAMES`) are also embedded in the HTML report; all six
+(:data:`ALL_PLOT_NAMES`) are drawn by :func:`figures` and written by :func:`plot_sweep`.
 
 The figure builders (:func:`latency_vs_load_figure` …) take anything with the attributes of
 :class:`flitsim.SweepResult` (``summary``, ``per_sl``, ``histogram`` pyarrow Tables, ``vary``,
@@ -50,7 +62,9 @@ from typing import (
 from . import FlitsimError, format_value
 
 __all__ = [
+    "ALL_PLOT_NAMES",
     "PLOT_NAMES",
+    "SL_PLOT_NAMES",
     "Estimate",
     "accepted_vs_offered_figure",
     "figures",
@@ -61,6 +75,8 @@ __all__ = [
     "plot_sweep",
     "save_figure",
     "save_figures",
+    "sl_latency_vs_offered_figure",
+    "sl_share_vs_offered_figure",
     "sl_throughput_figure",
     "summarize",
     "summarize_per_sl",
@@ -68,7 +84,12 @@ __all__ = [
     "t_quantile",
 ]
 
+# The figures embedded in the HTML report (flitsim.report has a title and caption for each).
 PLOT_NAMES = ("latency_vs_load", "accepted_vs_offered", "sl_throughput", "latency_cdf")
+# Per-SL figures against the total offered load, one panel per scheduler (or other varied key).
+SL_PLOT_NAMES = ("sl_latency_vs_offered", "sl_share_vs_offered")
+# Everything figures() draws and plot_sweep writes, in this order.
+ALL_PLOT_NAMES = PLOT_NAMES + SL_PLOT_NAMES
 DPI = 120
 LOAD_KEY = "traffic.load"
 LOAD_LABEL = "[flits/cycle/endpoint]"
@@ -920,9 +941,9 @@ def sl_throughput_figure(
     return fig
 
 
-def _outside_legend(fig, ax, handles) -> None:
+def _outside_legend(fig, ax, handles, ncol: int = 5) -> None:
     try:
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), ncol),
                    fontsize=9, frameon=False)
     except ValueError:  # matplotlib < 3.7: no "outside" locations
         ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
@@ -1074,19 +1095,187 @@ def _filter_points(table: Any, grid: _Grid, wanted: Iterable[Point]) -> Any:
         return table
 
 
+# -- Per-SL figures against the total offered load (Figs. 3-4 of Cano-Cano et al. 2022) -------
+
+OFFERED_LABEL = f"offered load, all SLs {LOAD_LABEL}"
+REFERENCE_DASHES = (0, (5, 3))
+
+
+def _offered_grid(sweep: Any) -> _Grid:
+    """The grid of the figures against offered load: ``traffic.load`` runs along the lines and
+    every other varied key makes panels (or line styles). Without ``traffic.load`` every
+    varied key makes panels, and each line is a single point."""
+    grid = _Grid(_vary_of(sweep))
+    if grid.series_key != LOAD_KEY:
+        grid.series_key = None
+        grid.group_keys = list(grid.keys)
+    return grid
+
+
+def _sl_label(sl: Any, name: str) -> str:
+    return f"SL {sl} {name}".rstrip()
+
+
+def _sl_curves(sweep: Any, confidence: float):
+    """``(layout, sls, curves)`` for the per-SL figures against offered load: ``curves`` maps
+    ``(panel, style, sl)`` to the SL's ``summarize_per_sl`` entries, each with the total
+    offered load of its point (``summarize``'s ``offered_load`` mean, or the sum over the SLs
+    when the point has no summary row), sorted by that load."""
+    grid = _offered_grid(sweep)
+    points = summarize(sweep, confidence)
+    per_sl = summarize_per_sl(sweep, confidence)
+    sls = _sl_list(per_sl)
+    layout = _Layout(grid, [e["key"] for e in points])
+    total = {e["key"]: e["offered_load"].mean for e in points}
+    sums: Dict[Point, float] = {}
+    for e in per_sl:
+        if math.isfinite(e["offered_load"].mean):
+            sums[e["key"]] = sums.get(e["key"], 0.0) + e["offered_load"].mean
+    curves: Dict[Tuple[int, int, Any], List[Tuple[float, Dict[str, Any]]]] = {}
+    for e in per_sl:
+        pi, si = layout.where(e["key"])
+        if pi is None or si is None:
+            continue
+        x = total.get(e["key"], math.nan)
+        if not math.isfinite(x):
+            x = sums.get(e["key"], math.nan)
+        curves.setdefault((pi, si, e["sl"]), []).append((x, e))
+    for es in curves.values():
+        es.sort(key=lambda t: t[0] if math.isfinite(t[0]) else math.inf)
+    # Lower SLs last, so that they are drawn on top where lines coincide.
+    order = {sl: i for i, (sl, _) in enumerate(sls)}
+    ordered = dict(sorted(curves.items(), key=lambda kv: (-order.get(kv[0][2], 0), kv[0][:2])))
+    return layout, sls, ordered
+
+
+def _sl_panels_finish(axes, layout: _Layout, ylabel: str) -> None:
+    for i, ax in enumerate(axes):
+        ax.set_xlabel(OFFERED_LABEL)
+        ax.set_ylabel(ylabel)
+        ax.set_xlim(left=0)
+        if layout.panel_keys:
+            ax.set_title(layout.panel_title(i), fontsize=10)
+
+
+def sl_latency_vs_offered_figure(
+    sweep: Any, *, log_y: Optional[bool] = None, confidence: float = CONFIDENCE
+):
+    """Mean end-to-end latency of each SL against the total offered load of the point (all
+    SLs together), one panel per value of the other varied keys (e.g. one per
+    ``qos.scheduler``), as Fig. 3 of the Omni-Path QoS paper. Confidence band over seeds;
+    hollow markers where the SL saturated (its accepted load below its offered load by more
+    than ``run.saturation_tolerance``). ``log_y=None`` chooses a log scale when the latencies
+    span more than a factor of 20."""
+    sweep = load(sweep)
+    layout, sls, curves = _sl_curves(sweep, confidence)
+    fig, axes = _new_figure(len(layout.panels))
+    if log_y is None:
+        log_y = _auto_log(e["latency_mean"].mean for es in curves.values() for _, e in es)
+    if log_y:
+        for ax in axes:
+            ax.set_yscale("log")
+            _plain_log_axis(ax.yaxis)
+    sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
+    names = dict(sls)
+    band = False
+    any_sat = False
+    for (pi, si, sl), es in curves.items():
+        halves = [e["latency_mean"].half for _, e in es]
+        sat = [e["saturated"] > 0 for _, e in es]
+        band |= any(math.isfinite(h) for h in halves)
+        any_sat |= any(sat)
+        _line(axes[pi], [x for x, _ in es], [e["latency_mean"].mean for _, e in es], halves,
+              sat, color=_sl_color(sl_index[sl]), ls=LINESTYLES[si], marker=MARKERS[si],
+              label=_sl_label(sl, names[sl]))
+    _sl_panels_finish(axes, layout,
+                      "mean " + LATENCY_LABEL + (" (log scale)" if log_y else ""))
+    for ax in axes:
+        ax.grid(True, which="major", alpha=0.3)
+        if log_y:
+            ax.grid(True, which="minor", alpha=0.1)
+        else:
+            ax.set_ylim(bottom=0)
+    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band)
+    axes[0].legend(handles=handles, loc="upper left", fontsize=9, framealpha=0.9)
+    fig.suptitle("End-to-end latency per service level vs total offered load\n"
+                 + _subtitle(sweep, layout.hidden, "band and bars"), fontsize=11)
+    return fig
+
+
+def sl_share_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
+    """Each SL's share of the accepted traffic (normalized throughput, 0..1) against the
+    total offered load of the point, one panel per value of the other varied keys, as Fig. 4
+    of the Omni-Path QoS paper. A thin dashed line in the SL's colour marks its share of the
+    offered traffic at the highest load of the line: where the scheduler delivers the offered
+    split, the curve stays on it. Confidence band over seeds; hollow markers where the SL
+    saturated."""
+    sweep = load(sweep)
+    _, _, Line2D, _ = _matplotlib()
+    layout, sls, curves = _sl_curves(sweep, confidence)
+    fig, axes = _new_figure(len(layout.panels))
+    sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
+    names = dict(sls)
+    band = False
+    any_sat = False
+    top = 0.0
+    drawn = set()
+    for (pi, si, sl), es in curves.items():
+        color = _sl_color(sl_index[sl])
+        ys = [e["share"].mean for _, e in es]
+        halves = [e["share"].half for _, e in es]
+        sat = [e["saturated"] > 0 for _, e in es]
+        band |= any(math.isfinite(h) for h in halves)
+        any_sat |= any(sat)
+        top = max([top] + [y + (h if math.isfinite(h) else 0.0)
+                           for y, h in zip(ys, halves) if math.isfinite(y)])
+        _line(axes[pi], [x for x, _ in es], ys, halves, sat, color=color, ls=LINESTYLES[si],
+              marker=MARKERS[si], label=_sl_label(sl, names[sl]))
+        # The offered split, at the highest load of the line.
+        last = [(x, e) for x, e in es if math.isfinite(x) and x > 0]
+        if last:
+            x, e = last[-1]
+            ref = e["offered_load"].mean / x
+            key = (pi, sl, round(ref, 6))
+            if math.isfinite(ref) and key not in drawn:
+                drawn.add(key)
+                top = max(top, ref)
+                axes[pi].axhline(ref, color=color, ls=REFERENCE_DASHES, lw=0.9, alpha=0.75,
+                                 zorder=1, label=f"offered share, {_sl_label(sl, names[sl])}")
+    _sl_panels_finish(axes, layout, "share of accepted traffic")
+    upper = top * 1.12 if top > 0 else 1.0
+    for ax in axes:
+        ax.set_ylim(0, upper)
+        ax.grid(True, alpha=0.3)
+        if len(sls) == 1:
+            ax.text(0.5, 0.5, "a single service level carries all the traffic",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=10,
+                    color="0.25", bbox={"facecolor": "white", "alpha": 0.85, "lw": 0})
+    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band)
+    handles.insert(len(sls), Line2D([], [], color="0.35", ls=REFERENCE_DASHES, lw=0.9,
+                                    label="offered share (highest load)"))
+    # One row when the figure is wide enough (about 1.7 inches per entry).
+    _outside_legend(fig, axes[0], handles,
+                    ncol=max(3, int(fig.get_size_inches()[0] / 1.7)))
+    fig.suptitle("Share of accepted traffic per service level vs total offered load\n"
+                 + _subtitle(sweep, layout.hidden, "band and bars"), fontsize=11)
+    return fig
+
+
 FIGURES: Dict[str, Callable[..., Any]] = {
     "latency_vs_load": latency_vs_load_figure,
     "accepted_vs_offered": accepted_vs_offered_figure,
     "sl_throughput": sl_throughput_figure,
     "latency_cdf": latency_cdf_figure,
+    "sl_latency_vs_offered": sl_latency_vs_offered_figure,
+    "sl_share_vs_offered": sl_share_vs_offered_figure,
 }
 
 
 def figures(sweep: SweepSource) -> Dict[str, Any]:
-    """The four figures of a sweep, by name (:data:`PLOT_NAMES` order)."""
+    """The six figures of a sweep, by name (:data:`ALL_PLOT_NAMES` order)."""
     _matplotlib()
     sweep = load(sweep)
-    return {name: FIGURES[name](sweep) for name in PLOT_NAMES}
+    return {name: FIGURES[name](sweep) for name in ALL_PLOT_NAMES}
 
 
 def save_figure(fig: Any, path: Union[str, Path], fmt: str) -> Path:
@@ -1118,10 +1307,11 @@ def plot_sweep(
     dest: Optional[Union[str, Path]] = None,
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
-    """Draw the four figures of the sweep in ``out_dir`` and save each in every format of
+    """Draw the six figures of the sweep in ``out_dir`` and save each in every format of
     ``formats`` into ``dest`` (default ``OUT/plots/``) as ``latency_vs_load``,
-    ``accepted_vs_offered``, ``sl_throughput`` and ``latency_cdf`` ``.png``/``.svg``.
-    Returns the written paths, figure by figure."""
+    ``accepted_vs_offered``, ``sl_throughput``, ``latency_cdf``, ``sl_latency_vs_offered``
+    and ``sl_share_vs_offered`` ``.png``/``.svg`` (:data:`ALL_PLOT_NAMES`). Returns the
+    written paths, figure by figure."""
     if isinstance(formats, str):
         formats = (formats,)
     fmts = []

@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 import flitsim  # noqa: E402
 from flitsim.cli import main  # noqa: E402
 from flitsim.demo import DEMO_LOADS, DEMO_SEEDS, run_demo  # noqa: E402
-from flitsim.plot import PLOT_NAMES  # noqa: E402
+from flitsim.plot import ALL_PLOT_NAMES, PLOT_NAMES  # noqa: E402
 from flitsim.report import render_report, write_report  # noqa: E402
 
 from sweep_tables import TWO_CLASS_CONFIG, make_sweep, table_sweep  # noqa: E402
@@ -113,13 +113,15 @@ def test_cli_plot_prints_the_written_paths(runner, sweep_dir: Path, tmp_path: Pa
     result = invoke(runner, "plot", str(sweep_dir))
     assert result.exit_code == 0, result.stderr
     paths = [Path(line) for line in result.stdout.splitlines()]
-    assert [p.name for p in paths] == [f"{n}.{f}" for n in PLOT_NAMES for f in ("png", "svg")]
+    assert [p.name for p in paths] == [f"{n}.{f}" for n in ALL_PLOT_NAMES
+                                       for f in ("png", "svg")]
     assert all(p.is_file() and p.parent == sweep_dir / "plots" for p in paths)
 
     result = invoke(runner, "plot", str(sweep_dir), "--format", "png",
                     "--dest", str(tmp_path / "png"))
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.split() == [str(tmp_path / "png" / f"{n}.png") for n in PLOT_NAMES]
+    assert result.stdout.split() == [str(tmp_path / "png" / f"{n}.png")
+                                     for n in ALL_PLOT_NAMES]
 
 
 def test_cli_report_prints_the_path(runner, sweep_dir: Path, tmp_path: Path):
@@ -157,7 +159,7 @@ def test_cli_demo_writes_dataset_plots_and_report(runner, tmp_path: Path):
     assert sweep.vary == {"traffic.load": list(DEMO_LOADS)}
     assert len(sweep.seeds) == DEMO_SEEDS
     assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(
-        f"{n}.{f}" for n in PLOT_NAMES for f in ("png", "svg")
+        f"{n}.{f}" for n in ALL_PLOT_NAMES for f in ("png", "svg")
     )
     assert "data:image/png;base64," in (out / "report.html").read_text(encoding="utf-8")
 

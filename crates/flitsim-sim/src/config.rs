@@ -868,7 +868,10 @@ impl ExperimentConfig {
         }
         for (key, sb) in [
             ("switch.shared_buffer", &self.switch.shared_buffer),
-            ("switch.shared_output_buffer", &self.switch.shared_output_buffer),
+            (
+                "switch.shared_output_buffer",
+                &self.switch.shared_output_buffer,
+            ),
         ] {
             let Some(sb) = sb else { continue };
             if sb.max_per_vl < sb.min_per_vl

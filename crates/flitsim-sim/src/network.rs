@@ -241,7 +241,8 @@ impl BufferOrg {
         if used + n > self.max[vl] {
             return false;
         }
-        self.shared == 0 || over + self.over_of(vl, used + n) - self.over_of(vl, used) <= self.shared
+        self.shared == 0
+            || over + self.over_of(vl, used + n) - self.over_of(vl, used) <= self.shared
     }
     /// Pool flits taken when VL `vl` grows from `used` by `n`.
     #[inline(always)]
@@ -297,8 +298,6 @@ pub struct Network {
     display_names: Vec<String>,
     /// The hierarchical switches' layout (`switch.organisation = "opa"`).
     opa: Option<OpaLayout>,
-    /// Ports of each fabric switch (for the fabric's SL→VL tables).
-    fabric_ports: Vec<u16>,
     // sender side
     used: Vec<u32>,
     over: Vec<u32>,
@@ -319,6 +318,9 @@ pub struct Network {
     /// Per output port, the VLs with packets in the output buffer, and the VL on the link.
     o_waiting: Vec<u32>,
     o_cur: Vec<u8>,
+    /// No head of this output port's buffers could start at the last try; nothing to do until
+    /// credits arrive or a new packet enters.
+    o_stalled: Vec<bool>,
     /// Round robin among VLs at the crossbar stage when output buffers exist.
     xsched: Vec<OutputScheduler>,
     /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
@@ -404,7 +406,10 @@ impl Network {
             ),
             Some(sb) => ("switch.shared_buffer".into(), BufferOrg::shared(vls, sb)),
         }];
-        let out_org = match (&cfg.switch.shared_output_buffer, cfg.switch.output_buffer_flits) {
+        let out_org = match (
+            &cfg.switch.shared_output_buffer,
+            cfg.switch.output_buffer_flits,
+        ) {
             (Some(sb), _) => {
                 orgs.push((
                     "switch.shared_output_buffer".into(),
@@ -414,7 +419,10 @@ impl Network {
             }
             (None, 0) => NO_ORG,
             (None, ob) => {
-                orgs.push(("switch.output_buffer_flits".into(), BufferOrg::fixed(vls, ob)));
+                orgs.push((
+                    "switch.output_buffer_flits".into(),
+                    BufferOrg::fixed(vls, ob),
+                ));
                 (orgs.len() - 1) as u8
             }
         };
@@ -458,7 +466,9 @@ impl Network {
         for (key, org) in &orgs {
             let cap = org.vl_cap();
             if cap == 0 {
-                return Err(err(format!("{key}: buffers must hold at least one flit per VL")));
+                return Err(err(format!(
+                    "{key}: buffers must hold at least one flit per VL"
+                )));
             }
             if vct && cap < max_mtu {
                 return Err(err(format!(
@@ -476,9 +486,6 @@ impl Network {
         }
         // Every destination must be reachable from every switch without loops.
         fabric.check_routes(topo).map_err(|e| err(e.to_string()))?;
-        let fabric_ports: Vec<u16> = (0..topo.num_switches() as u32)
-            .map(|s| topo.num_ports(SwitchId(s)))
-            .collect();
         // The engine simulates the expanded network when switches are hierarchical.
         let etopo = layout.as_ref().map(|l| &l.topo).unwrap_or(topo);
         // Ports.
@@ -510,8 +517,9 @@ impl Network {
         let mut display_names: Vec<String> =
             topo.switches().iter().map(|s| s.name.clone()).collect();
         let mut switches = Vec::with_capacity(etopo.num_switches());
-        let switch_sched_cfg = crate::qos::resolve(cfg, &mtu.iter().map(|&m| m as u32).collect::<Vec<_>>())
-            .map_err(err)?;
+        let switch_sched_cfg =
+            crate::qos::resolve(cfg, &mtu.iter().map(|&m| m as u32).collect::<Vec<_>>())
+                .map_err(err)?;
         let mut internal_port = vec![false; g_total];
         for s in 0..etopo.num_switches() as u32 {
             let np = etopo.num_ports(SwitchId(s));
@@ -690,7 +698,6 @@ impl Network {
             switch_names: etopo.switches().iter().map(|s| s.name.clone()).collect(),
             display,
             display_names,
-            fabric_ports,
             used: vec![0; g_total * vls],
             over: vec![0; g_total],
             out_busy: vec![false; g_total],
@@ -711,6 +718,7 @@ impl Network {
             oover: vec![0; g_total],
             o_waiting: vec![0; g_total],
             o_cur: vec![NO_VL; g_total],
+            o_stalled: vec![false; g_total],
             xsched: vec![
                 OutputScheduler::RoundRobin {
                     last: vls as u8 - 1,
@@ -955,6 +963,7 @@ impl Network {
             let g = ev.target as usize;
             if ev.flags & EV_FLIT == 0 {
                 self.release(g, ev.vl as usize, ev.n as u32);
+                self.o_stalled[g] = false;
                 if g < self.nic_base as usize {
                     let sw = &mut self.switches[self.port_names[g].0 as usize];
                     sw.dirty |= sw.credit_blocked;
@@ -991,15 +1000,7 @@ impl Network {
                     );
                     (out_port, vl)
                 }
-                Some(l) => l.route(
-                    &self.fabric,
-                    &self.fabric_ports,
-                    s,
-                    in_port,
-                    p.dst,
-                    p.wire_sl,
-                    ev.vl,
-                ),
+                Some(l) => l.route(&self.fabric, s, in_port, p.dst, p.wire_sl, ev.vl),
             };
             // A packet entering an empty VL is its head at once; otherwise it becomes the head
             // (and starts waiting) when the packet before it leaves.
@@ -1487,6 +1488,7 @@ impl Network {
                     q.back_mut().expect("packet in output buffer").recv += n as u16;
                 }
                 self.o_waiting[go] |= 1 << c.out_vl;
+                self.o_stalled[go] = false;
                 self.switches[s].obuffered += n;
             } else {
                 let flags =
@@ -1555,7 +1557,7 @@ impl Network {
         let vct = self.switching == Switching::Vct;
         let in_window = t >= window.0 && t < window.1;
         for go in base..base + np {
-            if self.o_waiting[go] == 0 {
+            if self.o_waiting[go] == 0 || self.o_stalled[go] {
                 continue;
             }
             if self.o_cur[go] == NO_VL {
@@ -1574,6 +1576,7 @@ impl Network {
                         });
                     }
                 }
+                self.o_stalled[go] = cands.is_empty();
                 let chosen = self.sched[go].choose(&cands);
                 self.cands = cands;
                 let Some(chosen) = chosen else { continue };

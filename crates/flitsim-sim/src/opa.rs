@@ -53,6 +53,8 @@ pub(crate) struct OpaLayout {
     pub ppm: u16,
     /// Links from each MPort to the central crossbar.
     pub links: u16,
+    /// Ports of each fabric switch (the fabric's SL→VL tables are indexed by them).
+    pub fabric_ports: Vec<u16>,
 }
 
 /// The role of a port of an expanded switch.
@@ -140,7 +142,10 @@ impl OpaLayout {
                 }
                 for j in 0..ppm {
                     let port = m * ppm + j;
-                    if port >= np || topo.switch_peer(SwitchId(si as u32), port as PortNum).is_none()
+                    if port >= np
+                        || topo
+                            .switch_peer(SwitchId(si as u32), port as PortNum)
+                            .is_none()
                     {
                         continue;
                     }
@@ -188,6 +193,7 @@ impl OpaLayout {
             internal,
             ppm: ppm as u16,
             links: nl as u16,
+            fabric_ports: topo.switches().iter().map(|s| s.ports).collect(),
         })
     }
 
@@ -225,7 +231,6 @@ impl OpaLayout {
     pub fn route(
         &self,
         fabric: &FabricConfig,
-        ports_of: &[u16],
         s: u32,
         in_port: u16,
         dst: u32,
@@ -240,7 +245,7 @@ impl OpaLayout {
                 let o = fabric.lft[fs as usize][dst as usize];
                 let vl = fabric.vl(
                     fs as usize,
-                    ports_of[fs as usize] as usize,
+                    self.fabric_ports[fs as usize] as usize,
                     a as usize,
                     o as usize,
                     sl,

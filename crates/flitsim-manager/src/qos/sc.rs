@@ -185,7 +185,10 @@ mod tests {
                     if src == dst {
                         continue;
                     }
-                    for hop in f.trace(&topo, EndpointId(src), EndpointId(dst), sl).unwrap() {
+                    for hop in f
+                        .trace(&topo, EndpointId(src), EndpointId(dst), sl)
+                        .unwrap()
+                    {
                         assert!(allowed.contains(&hop.vl), "SL {sl} on VL {}", hop.vl);
                         seen.insert(hop.vl);
                     }
@@ -201,8 +204,14 @@ mod tests {
         t.sc2vl.truncate(9);
         let e = t.check(8, &names()).unwrap_err().to_string();
         assert!(e.contains("SC 9 (of BK) is mapped to no VL"), "{e}");
-        let e = ScTables::table7().check(6, &names()).unwrap_err().to_string();
-        assert!(e.contains("sc2vl[6] = 6") && e.contains("only 6 VLs"), "{e}");
+        let e = ScTables::table7()
+            .check(6, &names())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sc2vl[6] = 6") && e.contains("only 6 VLs"),
+            "{e}"
+        );
         let mut t = ScTables::table7();
         t.sl2sc[4] = vec![6, 7];
         let e = t.check(8, &names()).unwrap_err().to_string();

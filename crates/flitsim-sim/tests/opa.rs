@@ -1,0 +1,379 @@
+//! The hierarchical Omni-Path switch (`switch.organisation = "opa"`, Cano-Cano et al. 2022 §2.2)
+//! and the SL→SC→VL tables (`[qos.sc]`, Table 7).
+//!
+//! - a lone packet's latency follows the closed form of the crossbar model plus `2·R + 2`
+//!   cycles for every switch it crosses between two MPorts (two more crossbars, each with its
+//!   routing delay, and two internal links of one cycle);
+//! - under the same scripted traffic, an Omni-Path fabric moves exactly the flits a crossbar
+//!   fabric moves over every external link;
+//! - the output schedulers keep their shares through the hierarchical switch;
+//! - a torus under overload with Table 7's SCs neither deadlocks nor loses flits;
+//! - bad configurations are refused with the key named.
+use flitsim_manager::FabricConfig;
+use flitsim_sim::{build_fabric, build_topology, run_experiment_str, ExperimentConfig, Network};
+use flitsim_topology::{generators, Topology};
+use std::collections::BTreeMap;
+
+/// A line of `k` switches (ports 0: +, 1: −, 2–3: endpoints) with hand-made LFTs.
+fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
+    let t = generators::torus_or_mesh(&[k.max(2)], 2, 1, latency, false).unwrap();
+    let n = t.num_endpoints();
+    let lft = (0..t.num_switches() as u32)
+        .map(|s| {
+            (0..n as u32)
+                .map(|d| {
+                    let sd = d / 2;
+                    if sd > s {
+                        0
+                    } else if sd < s {
+                        1
+                    } else {
+                        2 + (d % 2) as u16
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let fabric = FabricConfig {
+        engine: "hand".into(),
+        num_vls: 1,
+        classes: 1,
+        routing_sls: 1,
+        lft,
+        path_sl: vec![],
+        sl2vl: (0..t.num_switches()).map(|_| vec![0; 16]).collect(),
+        nic_sl2vl: vec![0],
+    };
+    (t, fabric)
+}
+
+fn lone_config(r: u32, p: u32, switching: &str, ppm: u32) -> ExperimentConfig {
+    let text = format!(
+        r#"
+[topology]
+kind = "mesh"
+sides = [2]
+[switch]
+organisation = "opa"
+routing_delay = {r}
+vl_buffer_flits = 32
+output_buffer_flits = 32
+switching = "{switching}"
+[switch.opa]
+ports_per_mport = {ppm}
+mport_links = 1
+central_buffer_flits = 64
+[traffic]
+load = 0.0
+[[traffic.class]]
+name = "BE"
+message_flits = {p}
+[run]
+warmup = 0
+measure = 10
+"#
+    );
+    ExperimentConfig::parse(&text, "opa", &[], None).unwrap()
+}
+
+#[test]
+fn lone_packet_latency_adds_two_crossbars_per_mport_crossing() {
+    for switching in ["vct", "wormhole"] {
+        for ppm in [2u32, 4] {
+            for k in 1..=4u32 {
+                for l in [1u32, 3] {
+                    for r in [0u32, 1, 2] {
+                        for p in [1u32, 5, 16] {
+                            let (topo, fabric) = line(k, l);
+                            let cfg = lone_config(r, p, switching, ppm);
+                            let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+                            net.enable_trace();
+                            let dst = (k - 1) * 2 + 1;
+                            net.inject_message(3, 0, dst, 0, p).unwrap();
+                            let res = net.run();
+                            assert_eq!(res.flits.remaining, 0);
+                            let d = net.deliveries()[0];
+                            // With MPorts of 2, the first switch (endpoint port 2 → port 0) and
+                            // the last (port 1 → endpoint port 3) cross MPorts when k ≥ 2; the
+                            // middle ones (1 → 0) do not. With MPorts of 4 nothing crosses.
+                            let crossings = if ppm == 2 && k >= 2 { 2 } else { 0 };
+                            let expect = (k + 1) * l + k * r + p - 1 + crossings * (2 * r + 2);
+                            assert_eq!(
+                                d.delivered - d.generated,
+                                expect as u64,
+                                "{switching} ppm={ppm} k={k} L={l} R={r} P={p}"
+                            );
+                            assert_eq!(d.hops as u32, k, "hops count fabric switches");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+const TORUS: &str = r#"
+seed = 5
+[topology]
+kind = "torus"
+sides = [4, 4]
+endpoints_per_switch = 3
+trunk = 2
+[routing]
+engine = "dor"
+vls = 8
+[switch]
+shared_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
+shared_output_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
+[switch.opa]
+central_buffer_flits = 512
+[qos]
+scheduler = "dtable"
+[qos.sc]
+sl2sc = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+sc2vl = [0, 1, 2, 3, 4, 5, 6, 7, 6, 7]
+[qos.dtable]
+entries = 128
+gmtu = 16
+w = 8
+k = 2
+max_distance = [2, 4, 8, 16, 16]
+[traffic]
+load = 1.0
+pattern = "uniform_others"
+injection = "cbr"
+[[traffic.class]]
+name = "VO"
+share = 0.10
+message_flits = 2
+[[traffic.class]]
+name = "VI"
+share = 0.30
+message_flits = 4
+[[traffic.class]]
+name = "CL"
+share = 0.50
+message_flits = 8
+[[traffic.class]]
+name = "BE"
+share = 0.05
+message_flits = 16
+[[traffic.class]]
+name = "BK"
+share = 0.05
+message_flits = 16
+[run]
+warmup = 1000
+measure = 3000
+drain_max = 0
+"#;
+
+/// Flits per (switch, port) over external switch ports, from a run's port table.
+fn external_port_flits(r: &flitsim_sim::RunResult) -> BTreeMap<(String, u32), u64> {
+    r.ports
+        .iter()
+        .filter(|p| !p.switch.contains('/'))
+        .map(|p| ((p.switch.clone(), p.port), p.vl_flits.iter().sum()))
+        .collect()
+}
+
+#[test]
+fn scripted_traffic_crosses_the_same_external_links_as_in_a_crossbar() {
+    let mut results = Vec::new();
+    for org in ["crossbar", "opa"] {
+        let cfg = ExperimentConfig::parse(
+            TORUS,
+            "torus",
+            &[
+                format!("switch.organisation=\"{org}\""),
+                "traffic.load=0.0".into(),
+                "run.warmup=0".into(),
+                "run.measure=4000".into(),
+                "run.drain_max=20000".into(),
+            ],
+            None,
+        )
+        .unwrap();
+        let topo = build_topology(&cfg, None).unwrap();
+        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
+        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        let n = topo.num_endpoints() as u32;
+        let mut x: u64 = 12345;
+        for i in 0..600u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let src = ((x >> 33) % n as u64) as u32;
+            let dst = ((x >> 13) % n as u64) as u32;
+            let class = ((x >> 5) % 5) as u8;
+            let flits = [2, 4, 8, 16, 16][class as usize];
+            net.inject_message(i * 3, src, dst, class, flits).unwrap();
+        }
+        let r = net.run();
+        assert!(r.deadlock.is_none(), "{org}: deadlock");
+        assert_eq!(r.flits.remaining, 0, "{org}: everything delivered");
+        results.push(r);
+    }
+    let (x, o) = (&results[0], &results[1]);
+    assert_eq!(x.flits.delivered, o.flits.delivered);
+    assert_eq!(x.performance.flit_hops, o.performance.flit_hops);
+    assert_eq!(x.hops_mean, o.hops_mean);
+    let (xp, op) = (external_port_flits(x), external_port_flits(o));
+    assert!(!xp.is_empty());
+    assert_eq!(xp, op, "per external port flits");
+    // The hierarchical switch reports its internal ports under its MPort and central names.
+    assert!(o.ports.iter().any(|p| p.switch.ends_with("/central")));
+    assert!(o.ports.iter().any(|p| p.switch.ends_with("/m0")));
+    // Internal stages cost latency.
+    assert!(o.latency.mean > x.latency.mean);
+}
+
+#[test]
+fn overloaded_torus_with_table7_scs_neither_deadlocks_nor_loses_flits() {
+    for sched in ["rr", "sbt", "dtable"] {
+        let r = run_experiment_str(
+            TORUS,
+            "torus",
+            &[
+                "switch.organisation=\"opa\"".into(),
+                format!("qos.scheduler=\"{sched}\""),
+                "routing.verify=true".into(),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(r.deadlock.is_none(), "{sched}");
+        assert!(r.cdg.as_ref().unwrap().deadlock_free, "{sched}");
+        assert_eq!(
+            r.flits.generated,
+            r.flits.delivered + r.flits.remaining,
+            "{sched}"
+        );
+        assert!(r.saturated, "{sched}: load 1.0 saturates the 4×4 torus");
+        let names: Vec<&str> = r.per_sl.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["VO", "VI", "CL", "BE", "BK"]);
+    }
+}
+
+const HOTSPOT: &str = r#"
+seed = 3
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 2
+[routing]
+vls = 2
+[switch]
+organisation = "opa"
+vl_buffer_flits = 64
+output_buffer_flits = 128
+[switch.opa]
+ports_per_mport = 2
+mport_links = 1
+central_buffer_flits = 256
+[traffic]
+load = 1.0
+pattern = "hotspot"
+hotspot = { endpoints = 1, fraction = 1.0 }
+[[traffic.class]]
+name = "A"
+message_flits = 2
+[[traffic.class]]
+name = "B"
+message_flits = 16
+[qos]
+scheduler = "dtable"
+[qos.dtable]
+entries = 16
+gmtu = 16
+w = 8
+k = 2
+max_distance = [2, 4]
+shares = [0.25, 0.75]
+[run]
+warmup = 3000
+measure = 15000
+drain_max = 0
+per_port_stats = false
+"#;
+
+#[test]
+fn dtable_shares_hold_through_the_hierarchical_switch() {
+    // Every endpoint sends to one hot endpoint: the MPort and central crossbars (3 and 4
+    // flits/cycle) fill the hot port's output buffer and its DTable decides the split.
+    for shares in [[0.25, 0.75], [0.6, 0.4]] {
+        let r = run_experiment_str(
+            HOTSPOT,
+            "hotspot",
+            &[format!("qos.dtable.shares=[{},{}]", shares[0], shares[1])],
+            None,
+        )
+        .unwrap();
+        assert!(r.saturated);
+        let a = r.per_sl[0].share;
+        assert!((a - shares[0]).abs() <= 0.02, "share of A {a:.4}");
+    }
+    // Round robin alternates packets: flits split 2 : 16.
+    let r = run_experiment_str(HOTSPOT, "hotspot", &["qos.scheduler=\"rr\"".into()], None).unwrap();
+    let a = r.per_sl[0].share;
+    assert!((a - 2.0 / 18.0).abs() <= 0.02, "RR share of A {a:.4}");
+}
+
+fn build_error(sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match run_experiment_str(TORUS, "torus", &sets, None) {
+        Ok(_) => panic!("{sets:?} should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_configurations_name_the_key() {
+    let opa = "switch.organisation=\"opa\"";
+    let e = build_error(&[
+        opa,
+        "switch.shared_output_buffer.total_flits=0",
+        "run.measure=1",
+    ]);
+    assert!(e.contains("switch.shared_output_buffer"), "{e}");
+    let e = build_error(&[opa, "switch.opa.central_buffer_flits=100"]);
+    assert!(e.contains("switch.opa.central_buffer_flits"), "{e}");
+    let e = build_error(&[opa, "switch.shared_buffer.max_per_vl=8"]);
+    assert!(e.contains("switch.shared_buffer"), "{e}");
+    let e = build_error(&[opa, "switch.opa.central_output_flits=8"]);
+    assert!(
+        e.contains("switch.opa.central_output_flits") && e.contains("largest MTU"),
+        "{e}"
+    );
+    let e = build_error(&["qos.sc.sc2vl=[0,1,2,3,4,5,6,7,6]"]);
+    assert!(e.contains("SC 9 (of BK) is mapped to no VL"), "{e}");
+    let e = build_error(&["qos.sc.sl2sc=[[0,1],[2,3],[4,5],[6,7]]"]);
+    assert!(
+        e.contains("qos.sc.sl2sc: 4 rows for 5 traffic classes"),
+        "{e}"
+    );
+    let e = build_error(&["routing.vls=6"]);
+    assert!(e.contains("only 6 VLs"), "{e}");
+    let e = build_error(&[
+        "qos.dtable.shares=[0.9,0.025,0.025,0.025,0.025]",
+        "qos.dtable.max_distance=[64,4,8,16,16]",
+    ]);
+    assert!(e.contains("qos.dtable"), "{e}");
+}
+
+#[test]
+fn opa_without_output_buffers_is_refused() {
+    let text = TORUS.replace(
+        "shared_output_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }\n",
+        "",
+    );
+    let e = run_experiment_str(
+        &text,
+        "torus",
+        &["switch.organisation=\"opa\"".into()],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("needs output buffers"), "{e}");
+}
