@@ -9,43 +9,10 @@
 //! - the output schedulers keep their shares through the hierarchical switch;
 //! - a torus under overload with Table 7's SCs neither deadlocks nor loses flits;
 //! - bad configurations are refused with the key named.
-use flitsim_manager::FabricConfig;
+mod common;
+use common::line;
 use flitsim_sim::{build_fabric, build_topology, run_experiment_str, ExperimentConfig, Network};
-use flitsim_topology::{generators, Topology};
 use std::collections::BTreeMap;
-
-/// A line of `k` switches (ports 0: +, 1: −, 2–3: endpoints) with hand-made LFTs.
-fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
-    let t = generators::torus_or_mesh(&[k.max(2)], 2, 1, latency, false).unwrap();
-    let n = t.num_endpoints();
-    let lft = (0..t.num_switches() as u32)
-        .map(|s| {
-            (0..n as u32)
-                .map(|d| {
-                    let sd = d / 2;
-                    if sd > s {
-                        0
-                    } else if sd < s {
-                        1
-                    } else {
-                        2 + (d % 2) as u16
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let fabric = FabricConfig {
-        engine: "hand".into(),
-        num_vls: 1,
-        classes: 1,
-        routing_sls: 1,
-        lft,
-        path_sl: vec![],
-        sl2vl: (0..t.num_switches()).map(|_| vec![0; 16]).collect(),
-        nic_sl2vl: vec![0],
-    };
-    (t, fabric)
-}
 
 fn lone_config(r: u32, p: u32, switching: &str, ppm: u32) -> ExperimentConfig {
     let text = format!(
