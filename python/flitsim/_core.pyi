@@ -83,8 +83,9 @@ def route_json(
     With ``out_dir`` the OpenSM dumps (``opensm-lfts.dump``, ``guid2lid``,
     ``opensm-sl2vl.dump``, ``path-sl.txt``) are written there, all four or none.
     ``options_json`` is a JSON object of engine options: ``heuristic`` (``weakest``,
-    ``strongest``, ``first``), ``online``, ``balance``, ``max_layers`` and ``roots`` (switch
-    GUIDs as strings). The GIL is released while routing.
+    ``strongest``, ``first``), ``online``, ``restarts`` (first-fit restarts after the
+    paper's layering, default 8, 0 for the paper's algorithm alone), ``balance``,
+    ``max_layers`` and ``roots`` (switch GUIDs as strings). The GIL is released while routing.
     """
 
 def ebb_json(

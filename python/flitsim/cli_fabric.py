@@ -223,6 +223,13 @@ def _shape(s: Dict[str, Any]) -> str:
 )
 @click.option("--online", is_flag=True, help="dfsssp: first-fit layer assignment.")
 @click.option(
+    "--restarts",
+    type=click.IntRange(0, 1024),
+    default=None,
+    help="dfsssp: first-fit restarts tried after the paper's layering, the fewest layers win "
+    "(default 8; 0 = the paper's algorithm alone).",
+)
+@click.option(
     "--balance/--no-balance",
     default=None,
     help="dfsssp, lash: spread layers over spare VLs (default: on for dfsssp, off for lash).",
@@ -249,6 +256,7 @@ def route(
     as_json: bool,
     heuristic: Optional[str],
     online: bool,
+    restarts: Optional[int],
     balance: Optional[bool],
     max_layers: Optional[int],
     roots: Tuple[str, ...],
@@ -264,6 +272,8 @@ def route(
     options: Dict[str, Any] = {"online": online}
     if heuristic is not None:
         options["heuristic"] = heuristic
+    if restarts is not None:
+        options["restarts"] = restarts
     if balance is not None:
         options["balance"] = balance
     if max_layers is not None:

@@ -165,15 +165,18 @@ fn distinct_path_sls(fabric: &FabricConfig) -> usize {
 /// Routes with one traffic class and layer balancing off (so that the path SL is the layer).
 /// `vls` is the VL budget; when a layered engine needs more, it is routed again with 255 VLs
 /// so that the count is still known (the caller compares it with `vls`).
+/// `restarts` is passed to `dfsssp` (`None`: its default).
 fn route_counting(
     topo: &Topology,
     engine: &str,
     vls: u8,
     heuristic: CycleHeuristic,
+    restarts: Option<u32>,
 ) -> Result<Routed, RoutingError> {
     let opts = EngineOptions {
         heuristic,
         balance: Some(false),
+        restarts,
         ..EngineOptions::default()
     };
     let attempt = |vls: u8| {
@@ -234,8 +237,13 @@ fn fig9(args: &Args) -> Res<()> {
                 latency: 1,
                 seed,
             })?;
-            for engine in ["dfsssp", "lash"] {
-                let r = route_counting(&topo, engine, vls, CycleHeuristic::Weakest)?;
+            // The paper's Algorithm 2 alone, flitsim's default (with first-fit restarts), LASH.
+            for (engine, name, restarts) in [
+                ("dfsssp-paper", "dfsssp", Some(0)),
+                ("dfsssp", "dfsssp", None),
+                ("lash", "lash", None),
+            ] {
+                let r = route_counting(&topo, name, vls, CycleHeuristic::Weakest, restarts)?;
                 let fits = r.layers <= vls as usize;
                 writeln!(
                     raw,
@@ -274,11 +282,18 @@ fn heuristics(args: &Args) -> Res<()> {
     let vls: u8 = args.num("vls", 16)?;
     let out = args.out_dir()?;
     eprintln!("heuristics: seeds={seeds} first-seed={first} vls={vls}");
-    let runs: [(&str, &str, CycleHeuristic); 4] = [
-        ("dfsssp-weakest", "dfsssp", CycleHeuristic::Weakest),
-        ("dfsssp-first", "dfsssp", CycleHeuristic::First),
-        ("dfsssp-strongest", "dfsssp", CycleHeuristic::Strongest),
-        ("lash", "lash", CycleHeuristic::Weakest),
+    // The paper's three heuristics without restarts, then flitsim's default and LASH.
+    let runs: [(&str, &str, CycleHeuristic, Option<u32>); 5] = [
+        ("dfsssp-weakest", "dfsssp", CycleHeuristic::Weakest, Some(0)),
+        ("dfsssp-first", "dfsssp", CycleHeuristic::First, Some(0)),
+        (
+            "dfsssp-strongest",
+            "dfsssp",
+            CycleHeuristic::Strongest,
+            Some(0),
+        ),
+        ("dfsssp-default", "dfsssp", CycleHeuristic::Weakest, None),
+        ("lash", "lash", CycleHeuristic::Weakest, None),
     ];
     let mut raw = String::from("seed,variant,layers,fits,route_s\n");
     let mut all: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -292,8 +307,8 @@ fn heuristics(args: &Args) -> Res<()> {
             latency: 1,
             seed,
         })?;
-        for (label, engine, h) in runs {
-            let r = route_counting(&topo, engine, vls, h)?;
+        for (label, engine, h, restarts) in runs {
+            let r = route_counting(&topo, engine, vls, h, restarts)?;
             writeln!(
                 raw,
                 "{seed},{label},{},{},{:.4}",
@@ -418,7 +433,7 @@ fn ebb_mode(args: &Args) -> Res<()> {
                 writeln!(csv, "{head},{engine},skipped,,,,,,--skip")?;
                 continue;
             }
-            match route_counting(topo, engine, vls, CycleHeuristic::Weakest) {
+            match route_counting(topo, engine, vls, CycleHeuristic::Weakest, None) {
                 Ok(r) => {
                     let e = ebb::effective_bisection_bandwidth(topo, &r.fabric, patterns, seed)?;
                     // Only the layered engines need their path SLs; the others (dmodk)

@@ -176,6 +176,9 @@ pub struct OptionsInput {
     /// `dfsssp`, `lash`: at most this many layers per class.
     #[serde(default)]
     pub max_layers: Option<u8>,
+    /// `dfsssp`: first-fit restarts after the paper's assignment (0: none).
+    #[serde(default)]
+    pub restarts: Option<u32>,
     /// `updn`: root switches by node GUID (`"0x…"` hexadecimal, or decimal).
     #[serde(default)]
     pub roots: Vec<String>,
@@ -216,6 +219,7 @@ pub fn engine_options(
         online: inp.online,
         balance: inp.balance,
         max_layers: inp.max_layers,
+        restarts: inp.restarts,
     })
 }
 

@@ -90,7 +90,7 @@ fn topo_convert(py: Python<'_>, spec_or_path: &str, to: &str) -> PyResult<String
 
 /// Routes a topology, verifies its channel dependency graph and returns the route report as
 /// JSON; with `out_dir`, also writes the OpenSM dumps there (all four files or none).
-/// `options_json` holds engine options (`heuristic`, `online`, `balance`, `max_layers`,
+/// `options_json` holds engine options (`heuristic`, `online`, `restarts`, `balance`, `max_layers`,
 /// `roots` as GUID strings).
 #[pyfunction]
 #[pyo3(signature = (spec_or_path, engine, max_vls = 8, classes = 1, out_dir = None, options_json = None))]

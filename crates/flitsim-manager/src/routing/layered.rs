@@ -197,6 +197,9 @@ pub(super) struct Deps {
     to: Vec<u32>,
     /// Dependencies leaving channel `c` are `out_off[c]..out_off[c + 1]`.
     out_off: Vec<u32>,
+    /// Dependencies entering channel `c` are `in_ids[in_off[c]..in_off[c + 1]]`.
+    in_off: Vec<u32>,
+    in_ids: Vec<u32>,
     /// Dependencies of unit `u`, in path order.
     unit_off: Vec<u32>,
     unit_deps: Vec<u32>,
@@ -223,6 +226,19 @@ impl Deps {
         }
         for c in 0..channels {
             out_off[c + 1] += out_off[c];
+        }
+        let mut in_off = vec![0u32; channels + 1];
+        for &b in &to {
+            in_off[b as usize + 1] += 1;
+        }
+        for c in 0..channels {
+            in_off[c + 1] += in_off[c];
+        }
+        let mut in_ids = vec![0u32; to.len()];
+        let mut fill_in = in_off.clone();
+        for (i, &b) in to.iter().enumerate() {
+            in_ids[fill_in[b as usize] as usize] = i as u32;
+            fill_in[b as usize] += 1;
         }
         let mut unit_off = Vec::with_capacity(paths.len() + 1);
         let mut unit_deps = Vec::new();
@@ -259,6 +275,8 @@ impl Deps {
             from,
             to,
             out_off,
+            in_off,
+            in_ids,
             unit_off,
             unit_deps,
             dep_off,
@@ -284,6 +302,11 @@ impl Deps {
     /// Dependency ids leaving channel `c`.
     fn out(&self, c: u32) -> std::ops::Range<u32> {
         self.out_off[c as usize]..self.out_off[c as usize + 1]
+    }
+
+    /// Dependency ids entering channel `c`.
+    fn into(&self, c: u32) -> &[u32] {
+        &self.in_ids[self.in_off[c as usize] as usize..self.in_off[c as usize + 1] as usize]
     }
 }
 
@@ -446,85 +469,220 @@ pub(super) fn offline_layers(
 /// System Area Networks", IPDPS 2002): units in index order go to the first layer whose CDG
 /// stays acyclic with the unit's dependencies added; a new layer is opened when none does.
 /// Fails with the number of layers reached if more than `cap` would be needed.
-///
-/// The layer CDG was acyclic before, so a new cycle must use a new dependency and hence a
-/// channel of the path; every such channel is reachable from the path's first channel, so one
-/// depth-first search from there decides.
 pub(super) fn online_layers(
     paths: &PathSet,
     deps: &Deps,
     channels: usize,
     cap: usize,
 ) -> LayerResult {
+    let order: Vec<u32> = (0..paths.len() as u32).collect();
+    first_fit_layers(paths, deps, channels, &order, cap)
+}
+
+/// First-fit layering of the units in `order` (see [`online_layers`]).
+///
+/// Every layer keeps a topological order of its CDG and inserts dependencies one at a time
+/// with the dynamic topological sort of Pearce & Kelly ("A dynamic topological sort algorithm
+/// for directed acyclic graphs", ACM JEA 11, 2006): an edge `x → y` with `x` already before
+/// `y` costs nothing; otherwise only the channels ordered between `y` and `x` are searched, and
+/// reaching `x` from `y` is a cycle. A unit that closes a cycle is taken out of the layer again;
+/// the order stays valid because it was valid for a superset of the remaining edges. This keeps
+/// the first-fit cost near the size of the affected region instead of a search of the whole
+/// layer per path, which the paper found too slow for large networks.
+pub(super) fn first_fit_layers(
+    paths: &PathSet,
+    deps: &Deps,
+    channels: usize,
+    order: &[u32],
+    cap: usize,
+) -> LayerResult {
     let mut layer = vec![0u8; paths.len()];
-    let mut present: Vec<Vec<bool>> = vec![vec![false; deps.len()]; 1];
-    // Search stamps: seen == gen marks visited, done == gen finished (black).
-    let mut seen = vec![0u32; channels];
-    let mut done = vec![0u32; channels];
-    let mut gen = 0u32;
-    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let mut layers: Vec<PkLayer> = vec![PkLayer::new(deps.len(), channels)];
+    let mut search = PkSearch::new(channels);
     let mut added: Vec<u32> = Vec::new();
-    for (u, slot) in layer.iter_mut().enumerate() {
+    for &u in order {
+        let u = u as usize;
         let own = deps.of_unit(u);
         if own.is_empty() {
             continue;
         }
         let mut l = 0;
         loop {
-            if l == present.len() {
+            if l == layers.len() {
                 if l + 1 > cap {
                     return Err(l + 1);
                 }
-                present.push(vec![false; deps.len()]);
+                layers.push(PkLayer::new(deps.len(), channels));
             }
-            let p = &mut present[l];
+            let lay = &mut layers[l];
             added.clear();
+            let mut fits = true;
             for &i in own {
-                if !p[i as usize] {
-                    p[i as usize] = true;
-                    added.push(i);
-                }
-            }
-            if added.is_empty() {
-                break;
-            }
-            gen += 1;
-            let start = paths.channels(u)[0];
-            let mut cyclic = false;
-            seen[start as usize] = gen;
-            stack.clear();
-            stack.push((start, deps.out(start).start));
-            'search: while let Some(top) = stack.last_mut() {
-                let (c, cursor) = *top;
-                if cursor == deps.out(c).end {
-                    done[c as usize] = gen;
-                    stack.pop();
+                if lay.present[i as usize] {
                     continue;
                 }
-                top.1 += 1;
-                if !p[cursor as usize] {
-                    continue;
-                }
-                let v = deps.to[cursor as usize];
-                if seen[v as usize] != gen {
-                    seen[v as usize] = gen;
-                    stack.push((v, deps.out(v).start));
-                } else if done[v as usize] != gen {
-                    cyclic = true;
-                    break 'search;
+                lay.present[i as usize] = true;
+                added.push(i);
+                if !lay.insert(deps, &mut search, i) {
+                    fits = false;
+                    break;
                 }
             }
-            if !cyclic {
+            if fits {
                 break;
             }
             for &i in &added {
-                p[i as usize] = false;
+                lay.present[i as usize] = false;
             }
             l += 1;
         }
-        *slot = l as u8;
+        layer[u] = l as u8;
     }
-    Ok((layer, present.len()))
+    Ok((layer, layers.len()))
+}
+
+/// Restarts of the first-fit layering (see [`super::DfssspEngine::restarts`]): run 0 takes the
+/// units longest path first (ties in index order), run `k > 0` longest first with ties in a
+/// random order drawn from seed `k`. Runs are independent and evaluated in parallel; the one
+/// with the fewest layers wins, ties to the lower run. A run that would need more than `cap`
+/// layers stops early. `None` when no run stays within `cap`.
+pub(super) fn first_fit_restarts(
+    paths: &PathSet,
+    deps: &Deps,
+    channels: usize,
+    runs: u32,
+    cap: usize,
+) -> Option<(Vec<u8>, usize)> {
+    use rand::{seq::SliceRandom, SeedableRng};
+    use rayon::prelude::*;
+    (0..runs)
+        .into_par_iter()
+        .map(|k| {
+            let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+            if k > 0 {
+                order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(k as u64));
+            }
+            order.sort_by_key(|&u| std::cmp::Reverse(paths.channels(u as usize).len()));
+            first_fit_layers(paths, deps, channels, &order, cap).ok()
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flatten()
+        .min_by_key(|(_, n)| *n)
+}
+
+/// One layer of [`first_fit_layers`]: its dependencies and a topological order of its CDG.
+struct PkLayer {
+    present: Vec<bool>,
+    /// Position of every channel in the topological order.
+    ord: Vec<u32>,
+}
+
+/// Scratch space of the Pearce–Kelly searches, shared by all layers.
+struct PkSearch {
+    stamp: Vec<u32>,
+    gen: u32,
+    stack: Vec<u32>,
+    forward: Vec<u32>,
+    backward: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl PkSearch {
+    fn new(channels: usize) -> Self {
+        PkSearch {
+            stamp: vec![0; channels],
+            gen: 0,
+            stack: Vec::new(),
+            forward: Vec::new(),
+            backward: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    fn next_gen(&mut self) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.stamp.fill(0);
+            self.gen = 1;
+        }
+        self.gen
+    }
+}
+
+impl PkLayer {
+    fn new(deps: usize, channels: usize) -> Self {
+        PkLayer {
+            present: vec![false; deps],
+            ord: (0..channels as u32).collect(),
+        }
+    }
+
+    /// Adds the (already marked present) dependency `i`; false if it closes a cycle, in which
+    /// case the order is unchanged.
+    fn insert(&mut self, deps: &Deps, s: &mut PkSearch, i: u32) -> bool {
+        let (x, y) = (deps.from[i as usize], deps.to[i as usize]);
+        let (lb, ub) = (self.ord[y as usize], self.ord[x as usize]);
+        if ub < lb {
+            return true;
+        }
+        // Forward from y over channels ordered before x: reaching x is a cycle.
+        let g = s.next_gen();
+        s.forward.clear();
+        s.stack.clear();
+        s.stack.push(y);
+        s.stamp[y as usize] = g;
+        while let Some(c) = s.stack.pop() {
+            s.forward.push(c);
+            for d in deps.out(c) {
+                if !self.present[d as usize] {
+                    continue;
+                }
+                let w = deps.to[d as usize];
+                if w == x {
+                    return false;
+                }
+                if s.stamp[w as usize] != g && self.ord[w as usize] < ub {
+                    s.stamp[w as usize] = g;
+                    s.stack.push(w);
+                }
+            }
+        }
+        // Backward from x over channels ordered after y.
+        let g = s.next_gen();
+        s.backward.clear();
+        s.stack.push(x);
+        s.stamp[x as usize] = g;
+        while let Some(c) = s.stack.pop() {
+            s.backward.push(c);
+            for &d in deps.into(c) {
+                if !self.present[d as usize] {
+                    continue;
+                }
+                let w = deps.from[d as usize];
+                if s.stamp[w as usize] != g && self.ord[w as usize] > lb {
+                    s.stamp[w as usize] = g;
+                    s.stack.push(w);
+                }
+            }
+        }
+        // Reorder: the backward set, then the forward set, into their pooled positions.
+        let ord = &mut self.ord;
+        s.forward.sort_unstable_by_key(|&c| ord[c as usize]);
+        s.backward.sort_unstable_by_key(|&c| ord[c as usize]);
+        s.slots.clear();
+        s.slots.extend(
+            s.backward
+                .iter()
+                .chain(s.forward.iter())
+                .map(|&c| ord[c as usize]),
+        );
+        s.slots.sort_unstable();
+        for (&c, &p) in s.backward.iter().chain(s.forward.iter()).zip(&s.slots) {
+            ord[c as usize] = p;
+        }
+        true
+    }
 }
 
 /// Endpoint pairs per layer.
@@ -696,4 +854,107 @@ pub(super) fn disconnected(engine: &str, topo: &Topology, from: u32, to: u32) ->
         topo.switches()[from as usize].name,
         topo.switches()[to as usize].name
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::sssp::sssp_lft;
+    use flitsim_topology::generators::{self, RandomParams};
+    use rand::{seq::SliceRandom, SeedableRng};
+
+    /// Reference: is the graph of `edges` over `n` nodes acyclic (Kahn's algorithm)?
+    fn acyclic(n: usize, edges: &[(u32, u32)]) -> bool {
+        let mut indeg = vec![0u32; n];
+        let mut out = vec![Vec::new(); n];
+        for &(a, b) in edges {
+            indeg[b as usize] += 1;
+            out[a as usize].push(b);
+        }
+        let mut queue: Vec<u32> = (0..n as u32).filter(|&c| indeg[c as usize] == 0).collect();
+        let mut seen = 0;
+        while let Some(c) = queue.pop() {
+            seen += 1;
+            for &b in &out[c as usize] {
+                indeg[b as usize] -= 1;
+                if indeg[b as usize] == 0 {
+                    queue.push(b);
+                }
+            }
+        }
+        seen == n
+    }
+
+    /// Reference first fit: rebuilds each candidate layer's edge set and runs Kahn's algorithm.
+    fn naive_first_fit(paths: &PathSet, deps: &Deps, channels: usize, order: &[u32]) -> Vec<u8> {
+        let mut layer = vec![0u8; paths.len()];
+        let mut sets: Vec<std::collections::BTreeSet<(u32, u32)>> = vec![Default::default()];
+        for &u in order {
+            let own: Vec<(u32, u32)> = deps
+                .of_unit(u as usize)
+                .iter()
+                .map(|&i| (deps.from[i as usize], deps.to[i as usize]))
+                .collect();
+            if own.is_empty() {
+                continue;
+            }
+            let mut l = 0;
+            loop {
+                if l == sets.len() {
+                    sets.push(Default::default());
+                }
+                let mut cand = sets[l].clone();
+                cand.extend(own.iter().copied());
+                if acyclic(channels, &cand.iter().copied().collect::<Vec<_>>()) {
+                    sets[l] = cand;
+                    break;
+                }
+                l += 1;
+            }
+            layer[u as usize] = l as u8;
+        }
+        layer
+    }
+
+    #[test]
+    fn incremental_first_fit_matches_a_from_scratch_reference() {
+        let topos = [
+            generators::torus(&[4, 4], 1, 1, 1).unwrap(),
+            generators::random(&RandomParams {
+                switches: 12,
+                ports: 8,
+                endpoints_per_switch: 2,
+                links: 22,
+                multi_links: true,
+                latency: 1,
+                seed: 3,
+            })
+            .unwrap(),
+        ];
+        for topo in &topos {
+            let g = SwitchGraph::new(topo);
+            let lft = sssp_lft(topo, &g, "test").unwrap();
+            let paths = PathSet::from_lft(topo, &g, &lft, false).unwrap();
+            let deps = Deps::new(&paths, g.channels);
+            for seed in 0..4u64 {
+                let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+                if seed > 0 {
+                    order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(seed));
+                }
+                let (fast, n) = first_fit_layers(&paths, &deps, g.channels, &order, 255).unwrap();
+                let slow = naive_first_fit(&paths, &deps, g.channels, &order);
+                assert_eq!(fast, slow, "{} order {seed}", topo.name());
+                assert!(
+                    n >= 2,
+                    "{}: a torus or random net needs 2+ layers",
+                    topo.name()
+                );
+                // A cap below the count fails with the count reached.
+                assert_eq!(
+                    first_fit_layers(&paths, &deps, g.channels, &order, n - 1).unwrap_err(),
+                    n
+                );
+            }
+        }
+    }
 }

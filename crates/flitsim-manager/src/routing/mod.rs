@@ -110,6 +110,9 @@ pub struct EngineOptions {
     pub balance: Option<bool>,
     /// `dfsssp`, `lash`: use at most this many VLs (layers) per traffic class.
     pub max_layers: Option<u8>,
+    /// `dfsssp`: first-fit restarts after the paper's assignment (`None`: the default,
+    /// [`DfssspEngine::DEFAULT_RESTARTS`]; 0: the paper's algorithm alone).
+    pub restarts: Option<u32>,
 }
 
 /// Looks an engine up by name (see [`ENGINE_NAMES`]; `"updown-dmodk"` is an alias of
@@ -137,6 +140,7 @@ pub fn engine_with_options(
             online: options.online,
             balance: options.balance.unwrap_or(true),
             max_layers: options.max_layers,
+            restarts: options.restarts.unwrap_or(DfssspEngine::DEFAULT_RESTARTS),
         })),
         _ => Err(RoutingError::Unroutable(format!(
             "unknown routing engine '{name}'; valid names are: {}",

@@ -9,9 +9,15 @@ use std::collections::VecDeque;
 /// network using point-to-point links", IEEE JSAC 9(8), 1991), like OpenSM's `updn` engine,
 /// for any connected topology.
 ///
-/// **Orientation.** A breadth-first search from the root switches (by default the switch with
-/// the most switch-to-switch links, ties to the lowest id; [`UpDownEngine::roots`] overrides)
-/// gives every switch a level. Every link is directed *up* towards the end with the smaller
+/// **Roots.** [`UpDownEngine::roots`] names them; by default they are found as OpenSM's
+/// `updn` finds them from the min-hop tables: a switch is a root when, over all endpoints, the
+/// histogram of its hop distances to their switches has exactly one bar above 90 % of the
+/// endpoints and no other bar above 5 % (the spines of a fat tree). Where no switch qualifies
+/// (random and other irregular networks, on which OpenSM's `updn` stops with "no root nodes
+/// were found"), the switch with the most switch-to-switch links is the root (ties to the
+/// lowest id).
+///
+/// **Orientation.** A breadth-first search from the root switches gives every switch a level. Every link is directed *up* towards the end with the smaller
 /// key (level, switch id), so "up" is a total order and every switch but the lowest-keyed
 /// root has an up link (towards its BFS parent). A legal path takes zero or more up links,
 /// then zero or more down links, never down then up.
@@ -38,9 +44,50 @@ use std::collections::VecDeque;
 /// another (a disconnected topology, or several roots that split it).
 #[derive(Clone, Debug, Default)]
 pub struct UpDownEngine {
-    /// Root switches of the BFS (all at level 0); empty selects the switch with the highest
-    /// switch-to-switch degree.
+    /// Root switches of the BFS (all at level 0); empty selects them by the min-hop histogram
+    /// rule, or the switch with the highest switch-to-switch degree when none qualifies.
     pub roots: Vec<SwitchId>,
+}
+
+/// OpenSM's automatic root choice (`updn_find_root_nodes_by_min_hop` in `osm_ucast_updn.c`,
+/// reimplemented from its description): the switches whose endpoint-weighted histogram of hop
+/// distances has exactly one bar above 90 % of the endpoints and none other above 5 %.
+pub(super) fn min_hop_roots(g: &SwitchGraph) -> Vec<u32> {
+    let n = g.len();
+    let total: u64 = g.eps.iter().map(|&e| e as u64).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let (thd1, thd2) = (total as f64 * 0.9, total as f64 * 0.05);
+    let mut dist = vec![u32::MAX; n];
+    let mut queue = VecDeque::new();
+    let mut hist: Vec<u64> = Vec::new();
+    let mut roots = Vec::new();
+    for s in 0..n as u32 {
+        dist.fill(u32::MAX);
+        dist[s as usize] = 0;
+        queue.push_back(s);
+        hist.clear();
+        while let Some(u) = queue.pop_front() {
+            let d = dist[u as usize] as usize;
+            if hist.len() <= d {
+                hist.resize(d + 1, 0);
+            }
+            hist[d] += g.eps[u as usize] as u64;
+            for a in g.arcs(u) {
+                if dist[a.to as usize] == u32::MAX {
+                    dist[a.to as usize] = dist[u as usize] + 1;
+                    queue.push_back(a.to);
+                }
+            }
+        }
+        let over1 = hist.iter().filter(|&&h| h as f64 > thd1).count();
+        let over2 = hist.iter().filter(|&&h| h as f64 > thd2).count();
+        if over1 == 1 && over2 == 1 {
+            roots.push(s);
+        }
+    }
+    roots
 }
 
 impl UpDownEngine {
@@ -53,10 +100,15 @@ impl UpDownEngine {
     fn levels_of(&self, topo: &Topology, g: &SwitchGraph) -> Result<Vec<u32>, RoutingError> {
         let n = g.len();
         let roots: Vec<u32> = if self.roots.is_empty() {
-            (0..n as u32)
-                .max_by_key(|&s| (g.arcs(s).len(), std::cmp::Reverse(s)))
-                .into_iter()
-                .collect()
+            let found = min_hop_roots(g);
+            if found.is_empty() {
+                (0..n as u32)
+                    .max_by_key(|&s| (g.arcs(s).len(), std::cmp::Reverse(s)))
+                    .into_iter()
+                    .collect()
+            } else {
+                found
+            }
         } else {
             self.roots.iter().map(|r| r.0).collect()
         };
@@ -190,11 +242,25 @@ mod tests {
     use flitsim_topology::generators;
 
     #[test]
-    fn roots_default_to_the_highest_degree_and_can_be_chosen() {
+    fn default_roots_are_the_spines_or_the_highest_degree_and_can_be_chosen() {
         let topo = generators::kary_ntree(2, 3, 1).unwrap();
-        // Level-1 switches have the most switch links (4); the lowest is switch 4.
+        // Leaves 0-3, middle 4-7, spines 8-11: every endpoint is 2 hops from a spine, while a
+        // middle switch has a quarter of them 1 hop away and the rest 3, a leaf 1/4 at 0.
+        let g = SwitchGraph::new(&topo);
+        assert_eq!(min_hop_roots(&g), vec![8, 9, 10, 11]);
         let lv = UpDownEngine::default().levels(&topo).unwrap();
-        assert_eq!(lv[4], 0);
+        assert_eq!(&lv[8..12], &[0, 0, 0, 0]);
+        assert_eq!(&lv[0..4], &[2, 2, 2, 2]);
+        // A ring has no switch with one dominant distance: the highest degree (all 2, so the
+        // lowest id) is the root.
+        let ring = generators::torus(&[6], 1, 1, 1).unwrap();
+        assert!(min_hop_roots(&SwitchGraph::new(&ring)).is_empty());
+        let lv = UpDownEngine::default().levels(&ring).unwrap();
+        assert_eq!(lv, vec![0, 1, 2, 3, 2, 1]);
+        // Given roots override the rule.
+        let roots = vec![SwitchId(4), SwitchId(5)];
+        let lv = UpDownEngine { roots }.levels(&topo).unwrap();
+        assert_eq!(&lv[4..6], &[0, 0]);
         let roots = vec![SwitchId(8), SwitchId(9), SwitchId(10), SwitchId(11)];
         let e = UpDownEngine { roots };
         let lv = e.levels(&topo).unwrap();
