@@ -29,6 +29,7 @@ COLOURS = {
     "dmodk": "#8c564b",
     "dor": "#e377c2",
     "nue": "#17becf",
+    "dfsssp-paper": "#ff9896",
 }
 FAMILY_TITLES = {
     "xgft": "XGFT (Table I)",
@@ -56,9 +57,16 @@ def plot_fig9(rows, out):
     for r in rows:
         by[(r["engine"], int(r["links"]))].append(int(r["layers"]))
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    offsets = {"dfsssp": -4, "lash": 4}
-    for engine, label in [("dfsssp", "DFSSSP (flitsim)"), ("lash", "LASH (flitsim)")]:
+    offsets = {"dfsssp-paper": -6, "dfsssp": 0, "lash": 6}
+    series = [
+        ("dfsssp-paper", "DFSSSP, paper's Algorithm 2 alone"),
+        ("dfsssp", "DFSSSP, flitsim default (+ first-fit restarts)"),
+        ("lash", "LASH (flitsim)"),
+    ]
+    for engine, label in series:
         links = sorted(l for (e, l) in by if e == engine)
+        if not links:
+            continue
         mean = [sum(by[(engine, l)]) / len(by[(engine, l)]) for l in links]
         lo = [min(by[(engine, l)]) for l in links]
         hi = [max(by[(engine, l)]) for l in links]
@@ -95,6 +103,7 @@ def plot_heuristics(rows, out):
         "dfsssp-weakest": "weakest edge",
         "dfsssp-first": "first edge\n(pseudo-random)",
         "dfsssp-strongest": "strongest edge",
+        "dfsssp-default": "flitsim default\n(weakest +\nrestarts)",
         "lash": "LASH",
     }
     by = defaultdict(list)

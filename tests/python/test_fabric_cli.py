@@ -121,8 +121,10 @@ def test_route_out_writes_the_four_dumps(runner, tmp_path):
     path_sl = (out / "path-sl.txt").read_text().splitlines()
     assert len(path_sl) == n_ep * n_ep
     assert all(re.fullmatch(r"\d+ \d+ \d+", line) for line in path_sl)
-    # guid2lid: one line per node.
-    g2l = (out / "guid2lid").read_text().splitlines()
+    # guid2lid: one entry per node, each followed by a blank line as in OpenSM's cache.
+    lines = (out / "guid2lid").read_text().splitlines()
+    assert lines[1::2] == [""] * (n_sw + n_ep)
+    g2l = lines[0::2]
     assert len(g2l) == n_sw + n_ep
     assert all(re.fullmatch(r"0x[0-9a-f]{16} 0x[0-9a-f]{4} 0x[0-9a-f]{4}", line) for line in g2l)
     lfts = (out / "opensm-lfts.dump").read_text().splitlines()

@@ -68,8 +68,9 @@
 //!
 //! `0x<port guid> 0x<lid> 0x<lid>` per node (switches, then endpoints): OpenSM's LID cache
 //! (`osm_db_pack.c`: GUID as `0x%016`, LID range as `0x%04x 0x%04x`, base and top LID with
-//! LMC 0). OpenSM's own cache separates entries with a blank line; flitsim writes one line
-//! each.
+//! LMC 0), each entry followed by a blank line as OpenSM writes it: OpenSM's cache reader
+//! appends every non-blank line to the previous entry, so a file without the blank lines
+//! would not load as its LID cache (`OSM_CACHE_DIR`).
 //!
 //! ## `path-sl.txt`
 //!
@@ -211,7 +212,7 @@ pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, Rout
     Ok(out)
 }
 
-/// `guid2lid`: `0x<port guid> 0x<lid> 0x<lid>` per switch, then per endpoint.
+/// `guid2lid`: `0x<port guid> 0x<lid> 0x<lid>` and a blank line per switch, then per endpoint.
 pub fn write_guid2lid(topo: &Topology) -> Result<String, RoutingError> {
     let ids = Ids::of(topo)?;
     let mut out = String::new();
@@ -221,7 +222,7 @@ pub fn write_guid2lid(topo: &Topology) -> Result<String, RoutingError> {
         .zip(&ids.switch_lid)
         .chain(ids.endpoint_guid.iter().zip(&ids.endpoint_lid))
     {
-        let _ = writeln!(out, "0x{g:016x} 0x{l:04x} 0x{l:04x}");
+        let _ = writeln!(out, "0x{g:016x} 0x{l:04x} 0x{l:04x}\n");
     }
     Ok(out)
 }
@@ -1173,7 +1174,10 @@ mod tests {
         assert_eq!(lfts.lines().filter(|l| *l == "4 lids dumped").count(), 2);
         let g2l = write_guid2lid(&t).unwrap();
         assert_eq!(g2l.lines().next(), Some("0x0002c90000000000 0x0001 0x0001"));
-        assert_eq!(g2l.lines().count(), 4);
+        assert_eq!(g2l.lines().filter(|l| !l.is_empty()).count(), 4);
+        // OpenSM's cache layout: entry, blank line.
+        assert!(g2l.lines().skip(1).step_by(2).all(str::is_empty));
+        assert!(g2l.ends_with("\n\n"));
         let psl = write_path_sl(&t, &f).unwrap();
         assert_eq!(psl.lines().count(), 4);
         assert!(psl.lines().all(|l| l.split(' ').count() == 3));

@@ -113,9 +113,13 @@ impl RoutingEngine for DfssspEngine {
                 Ok((_, n)) => n - 1,
                 Err(_) => LAYER_CAP,
             };
-            if let Some(better) = first_fit_restarts(&paths, &deps, g.channels, self.restarts, cap)
-            {
-                result = Ok(better);
+            // One layer cannot be improved on.
+            if cap > 0 {
+                if let Some(better) =
+                    first_fit_restarts(&paths, &deps, g.channels, self.restarts, cap)
+                {
+                    result = Ok(better);
+                }
             }
             method.push_str(&format!(
                 ", then {} longest-first first-fit restart{}",
