@@ -92,7 +92,7 @@ def plot_fig9(rows, out):
     ax.set_title(f"Fig. 9 setting: {n} random topologies per point; bars = min…max")
     ax.set_ylim(0, None)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     save(fig, out, "fig9.png")
 
 

@@ -32,8 +32,11 @@ use flitsim_topology::{EndpointId, Topology};
 ///   paper's random networks it saves 1–3 layers: 64 switches with 128 links need 3–4 layers
 ///   instead of 5–6 with offline weakest-edge breaking, and the Fig. 9 networks fewer than LASH
 ///   up to about 320 links (`docs/validation/routing.md`). First fit uses an incremental
-///   topological order per layer (Pearce & Kelly), so a restart costs about as much as the
-///   offline search. `restarts: 0` gives the paper's algorithm alone.
+///   topological order per layer (Pearce & Kelly). Each restart may visit at most
+///   16 channels per path dependency in its searches, and if the first one exceeds that no
+///   others run (a deterministic work bound: on a 1512-switch Kautz graph first fit would cost
+///   minutes, and the restarts are skipped after about 15 s). `restarts: 0` gives the paper's
+///   algorithm alone.
 ///
 /// **VLs and SLs.** The path SL selects the layer's VL: wire SL = `class · routing_sls +
 /// path_sl`, and every hop (and the NIC's injection link) uses VL `base(class) + path_sl`
@@ -122,7 +125,7 @@ impl RoutingEngine for DfssspEngine {
                 }
             }
             method.push_str(&format!(
-                ", then {} longest-first first-fit restart{}",
+                ", then up to {} longest-first first-fit restart{}",
                 self.restarts,
                 if self.restarts == 1 { "" } else { "s" }
             ));

@@ -476,7 +476,19 @@ pub(super) fn online_layers(
     cap: usize,
 ) -> LayerResult {
     let order: Vec<u32> = (0..paths.len() as u32).collect();
-    first_fit_layers(paths, deps, channels, &order, cap)
+    first_fit_layers(paths, deps, channels, &order, cap, u64::MAX).map_err(|stop| match stop {
+        FitStop::Cap(n) => n,
+        FitStop::Budget => unreachable!("no budget"),
+    })
+}
+
+/// Why [`first_fit_layers`] stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FitStop {
+    /// It would need more than the cap: the number of layers reached.
+    Cap(usize),
+    /// Its searches visited more channels than the budget.
+    Budget,
 }
 
 /// First-fit layering of the units in `order` (see [`online_layers`]).
@@ -489,13 +501,15 @@ pub(super) fn online_layers(
 /// the order stays valid because it was valid for a superset of the remaining edges. This keeps
 /// the first-fit cost near the size of the affected region instead of a search of the whole
 /// layer per path, which the paper found too slow for large networks.
+/// `budget` bounds the channels all searches may visit ([`FitStop::Budget`] beyond it).
 pub(super) fn first_fit_layers(
     paths: &PathSet,
     deps: &Deps,
     channels: usize,
     order: &[u32],
     cap: usize,
-) -> LayerResult {
+    budget: u64,
+) -> Result<(Vec<u8>, usize), FitStop> {
     let mut layer = vec![0u8; paths.len()];
     let mut layers: Vec<PkLayer> = vec![PkLayer::new(deps.len(), channels)];
     let mut search = PkSearch::new(channels);
@@ -510,9 +524,12 @@ pub(super) fn first_fit_layers(
         loop {
             if l == layers.len() {
                 if l + 1 > cap {
-                    return Err(l + 1);
+                    return Err(FitStop::Cap(l + 1));
                 }
                 layers.push(PkLayer::new(deps.len(), channels));
+            }
+            if search.steps > budget {
+                return Err(FitStop::Budget);
             }
             let lay = &mut layers[l];
             added.clear();
@@ -541,11 +558,22 @@ pub(super) fn first_fit_layers(
     Ok((layer, layers.len()))
 }
 
+/// Channels a first-fit restart may visit per path dependency (see [`first_fit_restarts`]).
+pub(super) const RESTART_STEPS_PER_DEP: u64 = 16;
+
 /// Restarts of the first-fit layering (see [`super::DfssspEngine::restarts`]): run 0 takes the
 /// units longest path first (ties in index order), run `k > 0` longest first with ties in a
-/// random order drawn from seed `k`. Runs are independent and evaluated in parallel; the one
-/// with the fewest layers wins, ties to the lower run. A run that would need more than `cap`
-/// layers stops early. `None` when no run stays within `cap`.
+/// random order drawn from seed `k`. The run with the fewest layers wins, ties to the lower
+/// run; `None` when no run stays within `cap` layers.
+///
+/// Every run may visit at most [`RESTART_STEPS_PER_DEP`] channels per path dependency in its
+/// searches (a deterministic work bound, not a time limit); on fabrics where first fit is that
+/// expensive (Kautz graphs of 1000+ switches) restarts would cost many times the offline
+/// algorithm. Run 0 goes first and alone: if it exceeds the bound, no other run is tried. The
+/// others go in parallel in chunks of the thread count; after each chunk the cap drops to one
+/// below the best count so far, so later runs stop as soon as they cannot win. The lowest run
+/// with the minimum count is never stopped by the cap (every earlier run needed more), so the
+/// result does not depend on the number of threads.
 pub(super) fn first_fit_restarts(
     paths: &PathSet,
     deps: &Deps,
@@ -555,20 +583,44 @@ pub(super) fn first_fit_restarts(
 ) -> Option<(Vec<u8>, usize)> {
     use rand::{seq::SliceRandom, SeedableRng};
     use rayon::prelude::*;
-    (0..runs)
-        .into_par_iter()
-        .map(|k| {
-            let mut order: Vec<u32> = (0..paths.len() as u32).collect();
-            if k > 0 {
-                order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(k as u64));
+    let budget = RESTART_STEPS_PER_DEP.saturating_mul(deps.unit_deps.len() as u64);
+    let run = |k: u32, cap: usize| {
+        let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+        if k > 0 {
+            order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(k as u64));
+        }
+        order.sort_by_key(|&u| std::cmp::Reverse(paths.channels(u as usize).len()));
+        first_fit_layers(paths, deps, channels, &order, cap, budget)
+    };
+    if runs == 0 || cap == 0 {
+        return None;
+    }
+    let mut best: Option<(Vec<u8>, usize)> = None;
+    let mut cap = cap;
+    match run(0, cap) {
+        Ok(r) => {
+            cap = r.1 - 1;
+            best = Some(r);
+        }
+        Err(FitStop::Budget) => return None,
+        Err(FitStop::Cap(_)) => {}
+    }
+    let chunk = rayon::current_num_threads().max(1) as u32;
+    let mut k0 = 1;
+    while k0 < runs && cap > 0 {
+        let results: Vec<_> = (k0..runs.min(k0 + chunk))
+            .into_par_iter()
+            .map(|k| run(k, cap).ok())
+            .collect();
+        for r in results.into_iter().flatten() {
+            if best.as_ref().is_none_or(|b| r.1 < b.1) {
+                cap = r.1 - 1;
+                best = Some(r);
             }
-            order.sort_by_key(|&u| std::cmp::Reverse(paths.channels(u as usize).len()));
-            first_fit_layers(paths, deps, channels, &order, cap).ok()
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .flatten()
-        .min_by_key(|(_, n)| *n)
+        }
+        k0 += chunk;
+    }
+    best
 }
 
 /// One layer of [`first_fit_layers`]: its dependencies and a topological order of its CDG.
@@ -580,6 +632,8 @@ struct PkLayer {
 
 /// Scratch space of the Pearce–Kelly searches, shared by all layers.
 struct PkSearch {
+    /// Channels visited by all searches so far (the work measure of [`first_fit_layers`]).
+    steps: u64,
     stamp: Vec<u32>,
     gen: u32,
     stack: Vec<u32>,
@@ -591,6 +645,7 @@ struct PkSearch {
 impl PkSearch {
     fn new(channels: usize) -> Self {
         PkSearch {
+            steps: 0,
             stamp: vec![0; channels],
             gen: 0,
             stack: Vec::new(),
@@ -633,6 +688,7 @@ impl PkLayer {
         s.stack.push(y);
         s.stamp[y as usize] = g;
         while let Some(c) = s.stack.pop() {
+            s.steps += 1;
             s.forward.push(c);
             for d in deps.out(c) {
                 if !self.present[d as usize] {
@@ -654,6 +710,7 @@ impl PkLayer {
         s.stack.push(x);
         s.stamp[x as usize] = g;
         while let Some(c) = s.stack.pop() {
+            s.steps += 1;
             s.backward.push(c);
             for &d in deps.into(c) {
                 if !self.present[d as usize] {
@@ -941,7 +998,8 @@ mod tests {
                 if seed > 0 {
                     order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(seed));
                 }
-                let (fast, n) = first_fit_layers(&paths, &deps, g.channels, &order, 255).unwrap();
+                let (fast, n) =
+                    first_fit_layers(&paths, &deps, g.channels, &order, 255, u64::MAX).unwrap();
                 let slow = naive_first_fit(&paths, &deps, g.channels, &order);
                 assert_eq!(fast, slow, "{} order {seed}", topo.name());
                 assert!(
@@ -951,8 +1009,14 @@ mod tests {
                 );
                 // A cap below the count fails with the count reached.
                 assert_eq!(
-                    first_fit_layers(&paths, &deps, g.channels, &order, n - 1).unwrap_err(),
-                    n
+                    first_fit_layers(&paths, &deps, g.channels, &order, n - 1, u64::MAX)
+                        .unwrap_err(),
+                    FitStop::Cap(n)
+                );
+                // A budget of nothing stops at the first search.
+                assert_eq!(
+                    first_fit_layers(&paths, &deps, g.channels, &order, 255, 0).unwrap_err(),
+                    FitStop::Budget
                 );
             }
         }
