@@ -475,6 +475,22 @@ fn restarts_never_add_layers_and_keep_every_layer_acyclic() {
 }
 
 #[test]
+fn updn_falls_back_when_the_min_hop_roots_split_the_fabric() {
+    // 324 leaves with 12 or 13 endpoints: leaves whose 17 siblings hold fewer than 5 % of the
+    // endpoints pass OpenSM's root rule beside the 81 spines, and roots at two heights leave
+    // some leaf pairs without a legal path. The engine must fall back to one root and route.
+    let topo =
+        flitsim_topology::generators::from_spec("xgft:h=2,m=18,18,w=9,9,total_endpoints=4096")
+            .unwrap();
+    let f = route(&topo, "updn", &req(1)).unwrap();
+    assert!(cdg::verify(&topo, &f).unwrap().deadlock_free);
+    // On the plain fat tree the rule's roots are the spines, all at level 0.
+    let tree = generators::kary_ntree(4, 3, 1).unwrap();
+    let level = UpDownEngine::default().levels(&tree).unwrap();
+    assert_eq!(level.iter().filter(|&&l| l == 0).count(), 16);
+}
+
+#[test]
 fn ftree_routes_a_tree_with_a_missing_link() {
     let full = generators::kary_ntree(4, 2, 1).unwrap();
     // Drop the link between leaf 0 and its first parent.

@@ -91,56 +91,64 @@ pub(super) fn min_hop_roots(g: &SwitchGraph) -> Vec<u32> {
 }
 
 impl UpDownEngine {
-    /// BFS levels from the roots (`u32::MAX` for switches the roots cannot reach).
+    /// BFS levels from the roots that [`RoutingEngine::route`] uses (`u32::MAX` for switches
+    /// the roots cannot reach): the given roots; else the min-hop rule's roots if they give
+    /// every switch with endpoints a legal path to every other; else the highest-degree switch.
     pub fn levels(&self, topo: &Topology) -> Result<Vec<u32>, RoutingError> {
         let g = SwitchGraph::new(topo);
-        self.levels_of(topo, &g)
+        if !self.roots.is_empty() {
+            let roots: Vec<u32> = self.roots.iter().map(|r| r.0).collect();
+            return levels_of(topo, &g, &roots);
+        }
+        let found = min_hop_roots(&g);
+        if !found.is_empty() {
+            let level = levels_of(topo, &g, &found)?;
+            let one = RoutingRequest { vls: 1, classes: 1 };
+            if route_levels(topo, &one, &g, &level).is_ok() {
+                return Ok(level);
+            }
+        }
+        levels_of(topo, &g, &[highest_degree(&g)])
     }
+}
 
-    fn levels_of(&self, topo: &Topology, g: &SwitchGraph) -> Result<Vec<u32>, RoutingError> {
-        let n = g.len();
-        let roots: Vec<u32> = if self.roots.is_empty() {
-            let found = min_hop_roots(g);
-            if found.is_empty() {
-                (0..n as u32)
-                    .max_by_key(|&s| (g.arcs(s).len(), std::cmp::Reverse(s)))
-                    .into_iter()
-                    .collect()
-            } else {
-                found
-            }
-        } else {
-            self.roots.iter().map(|r| r.0).collect()
-        };
-        if let Some(r) = roots.iter().find(|&&r| r as usize >= n) {
-            return Err(RoutingError::Unroutable(format!(
-                "updn: root switch {r} does not exist (the topology has {n} switches)"
-            )));
-        }
-        let mut level = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        for &r in &roots {
-            if level[r as usize] == u32::MAX {
-                level[r as usize] = 0;
-                queue.push_back(r);
-            }
-        }
-        while let Some(u) = queue.pop_front() {
-            for a in g.arcs(u) {
-                if level[a.to as usize] == u32::MAX {
-                    level[a.to as usize] = level[u as usize] + 1;
-                    queue.push_back(a.to);
-                }
-            }
-        }
-        if let Some(s) = (0..n).find(|&s| level[s] == u32::MAX && g.eps[s] > 0) {
-            return Err(RoutingError::Unroutable(format!(
-                "updn: switch {} is not reachable from the root switches: the topology is disconnected",
-                topo.switches()[s].name
-            )));
-        }
-        Ok(level)
+/// The switch with the most switch-to-switch links (ties to the lowest id).
+fn highest_degree(g: &SwitchGraph) -> u32 {
+    (0..g.len() as u32)
+        .max_by_key(|&s| (g.arcs(s).len(), std::cmp::Reverse(s)))
+        .unwrap_or(0)
+}
+
+fn levels_of(topo: &Topology, g: &SwitchGraph, roots: &[u32]) -> Result<Vec<u32>, RoutingError> {
+    let n = g.len();
+    if let Some(r) = roots.iter().find(|&&r| r as usize >= n) {
+        return Err(RoutingError::Unroutable(format!(
+            "updn: root switch {r} does not exist (the topology has {n} switches)"
+        )));
     }
+    let mut level = vec![u32::MAX; n];
+    let mut queue = VecDeque::new();
+    for &r in roots {
+        if level[r as usize] == u32::MAX {
+            level[r as usize] = 0;
+            queue.push_back(r);
+        }
+    }
+    while let Some(u) = queue.pop_front() {
+        for a in g.arcs(u) {
+            if level[a.to as usize] == u32::MAX {
+                level[a.to as usize] = level[u as usize] + 1;
+                queue.push_back(a.to);
+            }
+        }
+    }
+    if let Some(s) = (0..n).find(|&s| level[s] == u32::MAX && g.eps[s] > 0) {
+        return Err(RoutingError::Unroutable(format!(
+            "updn: switch {} is not reachable from the root switches: the topology is disconnected",
+            topo.switches()[s].name
+        )));
+    }
+    Ok(level)
 }
 
 impl RoutingEngine for UpDownEngine {
@@ -148,91 +156,114 @@ impl RoutingEngine for UpDownEngine {
         "updn"
     }
 
-    // The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
-    #[allow(clippy::needless_range_loop)]
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
         let g = SwitchGraph::new(topo);
-        let level = self.levels_of(topo, &g)?;
-        let n = g.len();
-        let key = |s: u32| (level[s as usize], s);
-        // a → b is up when b has the smaller key.
-        let up = |a: u32, b: u32| key(b) < key(a);
-        let n_ep = topo.num_endpoints();
-        let mut lft = vec![vec![NO_ROUTE; n_ep]; n];
-        let mut load = vec![0u32; g.channels];
-        const FAR: u32 = u32::MAX;
-        let mut dist = vec![FAR; n];
-        let mut down = vec![false; n];
-        let mut routed_for = None;
-        let mut frontier: Vec<u32> = Vec::new();
-        let mut next: Vec<u32> = Vec::new();
-        for e in 0..n_ep {
-            let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
-            let t = t.0;
-            if routed_for != Some(t) {
-                dist.fill(FAR);
-                down.fill(false);
-                dist[t as usize] = 0;
-                down[t as usize] = true;
-                frontier.clear();
-                frontier.push(t);
-                let mut d = 0;
-                while !frontier.is_empty() {
-                    next.clear();
-                    for &x in &frontier {
-                        // Arcs x → y are the reverse of the links y → x a packet would take.
-                        for a in g.arcs(x) {
-                            let y = a.to;
-                            if dist[y as usize] != FAR && dist[y as usize] != d + 1 {
-                                continue;
-                            }
-                            let goes_down = !up(y, x);
-                            if goes_down && !down[x as usize] {
-                                continue;
-                            }
-                            if dist[y as usize] == FAR {
-                                dist[y as usize] = d + 1;
-                                next.push(y);
-                            }
-                            down[y as usize] |= goes_down;
-                        }
-                    }
-                    std::mem::swap(&mut frontier, &mut next);
-                    d += 1;
-                }
-                routed_for = Some(t);
-            }
-            lft[t as usize][e] = eport;
-            for s in (0..n as u32).filter(|&s| s != t) {
-                if dist[s as usize] == FAR {
-                    if g.eps[s as usize] > 0 {
-                        return Err(RoutingError::Unroutable(format!(
-                            "updn: switch {} has no legal up*/down* path to switch {}",
-                            topo.switches()[s as usize].name,
-                            topo.switches()[t as usize].name
-                        )));
-                    }
-                    continue;
-                }
-                let a = g
-                    .arcs(s)
-                    .iter()
-                    .filter(|a| {
-                        dist[a.to as usize] + 1 == dist[s as usize]
-                            && if down[s as usize] {
-                                !up(s, a.to) && down[a.to as usize]
-                            } else {
-                                up(s, a.to)
-                            }
-                    })
-                    .min_by_key(|a| (load[a.chan as usize], a.port))
-                    .expect("a reached switch has a neighbour one step closer in its mode");
-                load[a.chan as usize] += 1;
-                lft[s as usize][e] = a.port;
+        if !self.roots.is_empty() {
+            let roots: Vec<u32> = self.roots.iter().map(|r| r.0).collect();
+            return route_levels(topo, req, &g, &levels_of(topo, &g, &roots)?);
+        }
+        // The min-hop rule can pick roots at different heights (e.g. leaves of a fat tree
+        // whose neighbours hold few endpoints) between which some pairs have no legal path;
+        // then the single highest-degree root is used.
+        let found = min_hop_roots(&g);
+        if !found.is_empty() {
+            match route_levels(topo, req, &g, &levels_of(topo, &g, &found)?) {
+                Err(RoutingError::Unroutable(_)) => {}
+                other => return other,
             }
         }
-        single_layer_fabric(self.name(), topo, req, lft)
+        route_levels(topo, req, &g, &levels_of(topo, &g, &[highest_degree(&g)])?)
     }
+}
+
+/// Up*/Down* tables for the orientation given by `level` (see [`UpDownEngine`]).
+// The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
+#[allow(clippy::needless_range_loop)]
+fn route_levels(
+    topo: &Topology,
+    req: &RoutingRequest,
+    g: &SwitchGraph,
+    level: &[u32],
+) -> Result<FabricConfig, RoutingError> {
+    let n = g.len();
+    let key = |s: u32| (level[s as usize], s);
+    // a → b is up when b has the smaller key.
+    let up = |a: u32, b: u32| key(b) < key(a);
+    let n_ep = topo.num_endpoints();
+    let mut lft = vec![vec![NO_ROUTE; n_ep]; n];
+    let mut load = vec![0u32; g.channels];
+    const FAR: u32 = u32::MAX;
+    let mut dist = vec![FAR; n];
+    let mut down = vec![false; n];
+    let mut routed_for = None;
+    let mut frontier: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    for e in 0..n_ep {
+        let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
+        let t = t.0;
+        if routed_for != Some(t) {
+            dist.fill(FAR);
+            down.fill(false);
+            dist[t as usize] = 0;
+            down[t as usize] = true;
+            frontier.clear();
+            frontier.push(t);
+            let mut d = 0;
+            while !frontier.is_empty() {
+                next.clear();
+                for &x in &frontier {
+                    // Arcs x → y are the reverse of the links y → x a packet would take.
+                    for a in g.arcs(x) {
+                        let y = a.to;
+                        if dist[y as usize] != FAR && dist[y as usize] != d + 1 {
+                            continue;
+                        }
+                        let goes_down = !up(y, x);
+                        if goes_down && !down[x as usize] {
+                            continue;
+                        }
+                        if dist[y as usize] == FAR {
+                            dist[y as usize] = d + 1;
+                            next.push(y);
+                        }
+                        down[y as usize] |= goes_down;
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+                d += 1;
+            }
+            routed_for = Some(t);
+        }
+        lft[t as usize][e] = eport;
+        for s in (0..n as u32).filter(|&s| s != t) {
+            if dist[s as usize] == FAR {
+                if g.eps[s as usize] > 0 {
+                    return Err(RoutingError::Unroutable(format!(
+                        "updn: switch {} has no legal up*/down* path to switch {}",
+                        topo.switches()[s as usize].name,
+                        topo.switches()[t as usize].name
+                    )));
+                }
+                continue;
+            }
+            let a = g
+                .arcs(s)
+                .iter()
+                .filter(|a| {
+                    dist[a.to as usize] + 1 == dist[s as usize]
+                        && if down[s as usize] {
+                            !up(s, a.to) && down[a.to as usize]
+                        } else {
+                            up(s, a.to)
+                        }
+                })
+                .min_by_key(|a| (load[a.chan as usize], a.port))
+                .expect("a reached switch has a neighbour one step closer in its mode");
+            load[a.chan as usize] += 1;
+            lft[s as usize][e] = a.port;
+        }
+    }
+    single_layer_fabric("updn", topo, req, lft)
 }
 
 #[cfg(test)]
