@@ -77,7 +77,8 @@ def route_json(
 ) -> str:
     """Route a topology, verify its channel dependency graph and return the report as JSON
     (``engine``, ``switches``, ``endpoints``, ``vls_used``, ``deadlock_free``,
-    ``runtime_seconds``, ``max_hops``, ``mean_hops``, ``routing_sls``, ``memory_bytes``,
+    ``runtime_seconds``, ``max_hops``, ``mean_hops``, ``routing_sls``, ``layers`` (VLs per class
+    needed for deadlock freedom, ``None`` when unknown), ``memory_bytes``,
     ``cdg`` with per-VL verdicts, ``cycle``, ``files``, …).
 
     With ``out_dir`` the OpenSM dumps (``opensm-lfts.dump``, ``guid2lid``,

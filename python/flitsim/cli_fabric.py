@@ -302,6 +302,8 @@ def format_route(r: Dict[str, Any]) -> str:
         f"{r.get('endpoints')} endpoints",
         f"VLs used        {r.get('vls_used')} of {r.get('max_vls')} "
         f"({r.get('classes')} class(es) x {r.get('routing_sls')} routing SL(s))",
+        f"layers needed   {r.get('layers') if r.get('layers') is not None else 'unknown'} "
+        "per class (VLs for deadlock freedom)",
         f"deadlock-free   {'yes' if r.get('deadlock_free') else 'NO'}",
         f"hops            max {r.get('max_hops')}, mean {r.get('mean_hops', 0):.3f} "
         "(switch-to-switch links)",

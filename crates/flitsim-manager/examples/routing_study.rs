@@ -774,6 +774,7 @@ fn opensm_ebb(args: &Args) -> Res<()> {
         num_vls: 1,
         classes: 1,
         routing_sls: 1,
+        layers: 0,
         lft,
         path_sl: Vec::new(),
         sl2vl: FabricConfig::build_sl2vl(&topo, 1, |_, _, _, _| 0),

@@ -416,6 +416,7 @@ mod tests {
             num_vls: vls,
             classes: 1,
             routing_sls,
+            layers: 0,
             lft,
             path_sl,
             sl2vl,

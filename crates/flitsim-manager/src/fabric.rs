@@ -25,6 +25,11 @@ pub struct FabricConfig {
     pub classes: u8,
     /// Path SLs the routing uses per class (≥ 1).
     pub routing_sls: u8,
+    /// VLs per class the routing needs for deadlock freedom: 1 for single-layer engines, 2 for
+    /// `dor` on a torus, the number of virtual layers for `lash` and `dfsssp` (with balancing,
+    /// `routing_sls` is the VL budget instead), 0 when unknown (tables read from files).
+    #[serde(default)]
+    pub layers: u8,
     /// Linear forwarding tables: `lft[switch][endpoint]` is the output port ([`NO_ROUTE`] if none).
     pub lft: Vec<Vec<PortNum>>,
     /// `path_sl[src · endpoints + dst]` in `0..routing_sls`; empty when `routing_sls == 1`.

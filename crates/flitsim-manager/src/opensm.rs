@@ -993,6 +993,7 @@ pub fn read_tables(
         num_vls: max_vl + 1,
         classes,
         routing_sls,
+        layers: 0,
         lft,
         path_sl,
         sl2vl,

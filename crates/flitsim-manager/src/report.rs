@@ -351,6 +351,10 @@ pub struct RouteReport {
     pub max_vls: u8,
     /// Distinct VLs the paths use (inter-switch channels and NIC injection).
     pub vls_used: usize,
+    /// VLs per class the routing needs for deadlock freedom (virtual layers of `lash` and
+    /// `dfsssp`, which balancing may spread over more VLs; compare with OpenSM's "Virtual
+    /// Lanes needed"); `None` when unknown.
+    pub layers: Option<u8>,
     /// Path SLs per class.
     pub routing_sls: u8,
     /// SLs on the wire (`classes · routing_sls`).
@@ -447,6 +451,7 @@ pub fn route_report(
         classes,
         max_vls,
         vls_used: vls.len(),
+        layers: (fabric.layers > 0).then_some(fabric.layers),
         routing_sls: fabric.routing_sls,
         wire_sls: fabric.wire_sls(),
         deadlock_free: verdict.deadlock_free,
@@ -662,11 +667,20 @@ mod tests {
         assert_eq!(r["deadlock_free"], true);
         assert_eq!(r["max_hops"], 6);
         assert_eq!(r["vls_used"], 2);
+        assert_eq!(r["layers"], 2);
         assert!(r["cycle"].is_null());
         // Mean distance on a 6-ring is 1.5 per dimension over all pairs; distinct pairs only:
         let ring: u32 = [0, 1, 1, 2, 2, 3].iter().sum();
         let mean = 2.0 * ring as f64 / 6.0 * 36.0 / 35.0;
         assert!((r["mean_hops"].as_f64().unwrap() - mean).abs() < 1e-9);
+        // A ring needs 2 layers; dfsssp's balancing spreads them over all 8 VLs.
+        let r = json(&route_json("torus:6", "dfsssp", 8, 1, None, None).unwrap());
+        assert_eq!(
+            (r["layers"].as_u64(), r["vls_used"].as_u64()),
+            (Some(2), Some(8))
+        );
+        let r = json(&route_json("torus:6", "minhop", 8, 1, None, None).unwrap());
+        assert_eq!(r["layers"], 1);
     }
 
     #[test]

@@ -147,6 +147,7 @@ pub fn apply_sc_tables(
         num_vls: vls,
         classes: sls as u8,
         routing_sls: lanes.routing_sls,
+        layers: lanes.layers,
         lft: lanes.lft.clone(),
         path_sl: lanes.path_sl.clone(),
         sl2vl: lanes.sl2vl.iter().map(|t| widen(t)).collect(),

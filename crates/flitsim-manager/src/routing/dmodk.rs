@@ -123,6 +123,7 @@ impl RoutingEngine for DmodkEngine {
             num_vls: req.vls,
             classes: req.classes,
             routing_sls,
+            layers: 1,
             lft,
             path_sl,
             sl2vl,

@@ -181,6 +181,7 @@ impl RoutingEngine for DorEngine {
             num_vls: req.vls,
             classes: req.classes,
             routing_sls,
+            layers: needed,
             lft,
             path_sl,
             sl2vl,

@@ -102,6 +102,7 @@ impl RoutingEngine for MinHopEngine {
             num_vls: req.vls,
             classes: req.classes,
             routing_sls: 1,
+            layers: 1,
             lft,
             path_sl: Vec::new(),
             sl2vl,

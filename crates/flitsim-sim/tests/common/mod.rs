@@ -28,6 +28,7 @@ pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
         num_vls: 1,
         classes: 1,
         routing_sls: 1,
+        layers: 1,
         lft,
         path_sl: vec![],
         sl2vl: (0..t.num_switches()).map(|_| vec![0; 16]).collect(),
