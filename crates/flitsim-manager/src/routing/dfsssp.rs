@@ -30,9 +30,10 @@ use flitsim_topology::{EndpointId, Topology};
 ///   partitioning generalises graph colouring (the paper's Theorem 1), and largest-first
 ///   greedy colouring with random restarts is the classic cheap heuristic for that. On the
 ///   paper's random networks it saves 1–3 layers: 64 switches with 128 links need 3–4 layers
-///   instead of 5–6 with offline weakest-edge breaking, and the Fig. 9 networks fewer than LASH
-///   from 160 to 256 links, as many at 320–384 (`docs/validation/routing.md`). First fit uses an incremental
-///   topological order per layer (Pearce & Kelly). Each restart may visit at most
+///   instead of 5–6 with offline weakest-edge breaking, and the Fig. 9 networks need fewer
+///   than LASH from 160 to 256 links and as many at 320–384 (`docs/validation/routing.md`).
+///   First fit uses an incremental topological order per layer (Pearce & Kelly). Each
+///   restart may visit at most
 ///   16 channels per path dependency in its searches, and if the first one exceeds that no
 ///   others run (a deterministic work bound: on a 1512-switch Kautz graph first fit would cost
 ///   minutes, and the restarts are skipped after about 15 s). `restarts: 0` gives the paper's
