@@ -33,11 +33,10 @@ use flitsim_topology::{EndpointId, Topology};
 ///   instead of 5–6 with offline weakest-edge breaking, and the Fig. 9 networks need fewer
 ///   than LASH from 160 to 256 links and as many at 320–384 (`docs/validation/routing.md`).
 ///   First fit uses an incremental topological order per layer (Pearce & Kelly). Each
-///   restart may visit at most
-///   16 channels per path dependency in its searches, and if the first one exceeds that no
-///   others run (a deterministic work bound: on a 1512-switch Kautz graph first fit would cost
-///   minutes, and the restarts are skipped after about 15 s). `restarts: 0` gives the paper's
-///   algorithm alone.
+///   restart may visit at most 16 channels per path dependency in its searches, and if the
+///   first one exceeds that no others run (a deterministic work bound: on a 1512-switch
+///   Kautz graph first fit would cost minutes, and the restarts are skipped after about
+///   15 s). `restarts: 0` gives the paper's algorithm alone.
 ///
 /// **VLs and SLs.** The path SL selects the layer's VL: wire SL = `class · routing_sls +
 /// path_sl`, and every hop (and the NIC's injection link) uses VL `base(class) + path_sl`
@@ -117,13 +116,9 @@ impl RoutingEngine for DfssspEngine {
                 Ok((_, n)) => n - 1,
                 Err(_) => LAYER_CAP,
             };
-            // One layer cannot be improved on.
-            if cap > 0 {
-                if let Some(better) =
-                    first_fit_restarts(&paths, &deps, g.channels, self.restarts, cap)
-                {
-                    result = Ok(better);
-                }
+            if let Some(better) = first_fit_restarts(&paths, &deps, g.channels, self.restarts, cap)
+            {
+                result = Ok(better);
             }
             method.push_str(&format!(
                 ", then up to {} longest-first first-fit restart{}",

@@ -220,30 +220,12 @@ impl Deps {
         keys.dedup();
         let from: Vec<u32> = keys.iter().map(|&k| (k >> 32) as u32).collect();
         let to: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
-        let mut out_off = vec![0u32; channels + 1];
-        for &a in &from {
-            out_off[a as usize + 1] += 1;
-        }
-        for c in 0..channels {
-            out_off[c + 1] += out_off[c];
-        }
-        let mut in_off = vec![0u32; channels + 1];
-        for &b in &to {
-            in_off[b as usize + 1] += 1;
-        }
-        for c in 0..channels {
-            in_off[c + 1] += in_off[c];
-        }
-        let mut in_ids = vec![0u32; to.len()];
-        let mut fill_in = in_off.clone();
-        for (i, &b) in to.iter().enumerate() {
-            in_ids[fill_in[b as usize] as usize] = i as u32;
-            fill_in[b as usize] += 1;
-        }
+        // `from` is sorted, so the dependencies leaving a channel are already contiguous.
+        let (out_off, _) = group_by_key(channels, ids(&from));
+        let (in_off, in_ids) = group_by_key(channels, ids(&to));
         let mut unit_off = Vec::with_capacity(paths.len() + 1);
         let mut unit_deps = Vec::new();
         unit_off.push(0u32);
-        let mut per_dep = vec![0u32; keys.len() + 1];
         for u in 0..paths.len() {
             for w in paths.channels(u).windows(2) {
                 let (lo, hi) = (
@@ -255,22 +237,17 @@ impl Deps {
                         .binary_search(&w[1])
                         .expect("every dependency was collected");
                 unit_deps.push(i as u32);
-                per_dep[i + 1] += 1;
             }
             unit_off.push(unit_deps.len() as u32);
         }
-        for i in 0..keys.len() {
-            per_dep[i + 1] += per_dep[i];
-        }
-        let dep_off = per_dep.clone();
-        let mut fill = per_dep;
-        let mut dep_units = vec![0u32; unit_deps.len()];
-        for u in 0..paths.len() {
-            for &i in &unit_deps[unit_off[u] as usize..unit_off[u + 1] as usize] {
-                dep_units[fill[i as usize] as usize] = u as u32;
-                fill[i as usize] += 1;
-            }
-        }
+        let (dep_off, dep_units) = group_by_key(
+            keys.len(),
+            (0..paths.len()).flat_map(|u| {
+                unit_deps[unit_off[u] as usize..unit_off[u + 1] as usize]
+                    .iter()
+                    .map(move |&i| (i, u as u32))
+            }),
+        );
         Deps {
             from,
             to,
@@ -308,6 +285,33 @@ impl Deps {
     fn into(&self, c: u32) -> &[u32] {
         &self.in_ids[self.in_off[c as usize] as usize..self.in_off[c as usize + 1] as usize]
     }
+}
+
+/// `(channel, dependency id)` for each dependency's end in `ends`.
+fn ids(ends: &[u32]) -> impl Iterator<Item = (u32, u32)> + Clone + '_ {
+    ends.iter().enumerate().map(|(i, &c)| (c, i as u32))
+}
+
+/// Groups `(key, value)` pairs by key (a stable counting sort): the values of key `k` are
+/// `values[offsets[k]..offsets[k + 1]]`, in input order. Keys must be below `keys`.
+fn group_by_key(
+    keys: usize,
+    pairs: impl Iterator<Item = (u32, u32)> + Clone,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; keys + 1];
+    for (k, _) in pairs.clone() {
+        offsets[k as usize + 1] += 1;
+    }
+    for k in 0..keys {
+        offsets[k + 1] += offsets[k];
+    }
+    let mut fill = offsets.clone();
+    let mut values = vec![0u32; offsets[keys] as usize];
+    for (k, v) in pairs {
+        values[fill[k as usize] as usize] = v;
+        fill[k as usize] += 1;
+    }
+    (offsets, values)
 }
 
 /// Which edge of a dependency cycle the offline cycle breaking cuts (Domke, Hoefler & Nagel,
@@ -501,6 +505,7 @@ pub(super) enum FitStop {
 /// the order stays valid because it was valid for a superset of the remaining edges. This keeps
 /// the first-fit cost near the size of the affected region instead of a search of the whole
 /// layer per path, which the paper found too slow for large networks.
+///
 /// `budget` bounds the channels all searches may visit ([`FitStop::Budget`] beyond it).
 pub(super) fn first_fit_layers(
     paths: &PathSet,
@@ -592,6 +597,7 @@ pub(super) fn first_fit_restarts(
         order.sort_by_key(|&u| std::cmp::Reverse(paths.channels(u as usize).len()));
         first_fit_layers(paths, deps, channels, &order, cap, budget)
     };
+    // With a cap of 0 (the paper's assignment has one layer) nothing can win.
     if runs == 0 || cap == 0 {
         return None;
     }

@@ -17,7 +17,12 @@ use std::collections::VecDeque;
 /// were found"), the switch with the most switch-to-switch links is the root (ties to the
 /// lowest id).
 ///
-/// **Orientation.** A breadth-first search from the root switches gives every switch a level. Every link is directed *up* towards the end with the smaller
+/// Those roots can sit at different heights (leaves of a fat tree whose neighbours hold few
+/// endpoints pass the rule beside the spines), leaving some pairs without a legal path; then
+/// the highest-degree switch is the single root instead.
+///
+/// **Orientation.** A breadth-first search from the root switches gives every switch a level.
+/// Every link is directed *up* towards the end with the smaller
 /// key (level, switch id), so "up" is a total order and every switch but the lowest-keyed
 /// root has an up link (towards its BFS parent). A legal path takes zero or more up links,
 /// then zero or more down links, never down then up.
@@ -52,42 +57,29 @@ pub struct UpDownEngine {
 /// OpenSM's automatic root choice (`updn_find_root_nodes_by_min_hop` in `osm_ucast_updn.c`,
 /// reimplemented from its description): the switches whose endpoint-weighted histogram of hop
 /// distances has exactly one bar above 90 % of the endpoints and none other above 5 %.
-pub(super) fn min_hop_roots(g: &SwitchGraph) -> Vec<u32> {
-    let n = g.len();
+pub(super) fn min_hop_roots(topo: &Topology, g: &SwitchGraph) -> Vec<u32> {
     let total: u64 = g.eps.iter().map(|&e| e as u64).sum();
-    if total == 0 {
-        return Vec::new();
-    }
     let (thd1, thd2) = (total as f64 * 0.9, total as f64 * 0.05);
-    let mut dist = vec![u32::MAX; n];
-    let mut queue = VecDeque::new();
     let mut hist: Vec<u64> = Vec::new();
-    let mut roots = Vec::new();
-    for s in 0..n as u32 {
-        dist.fill(u32::MAX);
-        dist[s as usize] = 0;
-        queue.push_back(s);
-        hist.clear();
-        while let Some(u) = queue.pop_front() {
-            let d = dist[u as usize] as usize;
-            if hist.len() <= d {
-                hist.resize(d + 1, 0);
-            }
-            hist[d] += g.eps[u as usize] as u64;
-            for a in g.arcs(u) {
-                if dist[a.to as usize] == u32::MAX {
-                    dist[a.to as usize] = dist[u as usize] + 1;
-                    queue.push_back(a.to);
+    (0..g.len() as u32)
+        .filter(|&s| {
+            // Hop distances from s; a disconnected fabric has no roots.
+            let Ok(dist) = levels_of(topo, g, &[s]) else {
+                return false;
+            };
+            hist.clear();
+            for (d, &e) in dist.iter().zip(&g.eps) {
+                if *d != u32::MAX {
+                    if hist.len() <= *d as usize {
+                        hist.resize(*d as usize + 1, 0);
+                    }
+                    hist[*d as usize] += e as u64;
                 }
             }
-        }
-        let over1 = hist.iter().filter(|&&h| h as f64 > thd1).count();
-        let over2 = hist.iter().filter(|&&h| h as f64 > thd2).count();
-        if over1 == 1 && over2 == 1 {
-            roots.push(s);
-        }
-    }
-    roots
+            let over = |t: f64| hist.iter().filter(|&&h| h as f64 > t).count();
+            total > 0 && over(thd1) == 1 && over(thd2) == 1
+        })
+        .collect()
 }
 
 impl UpDownEngine {
@@ -95,20 +87,34 @@ impl UpDownEngine {
     /// the roots cannot reach): the given roots; else the min-hop rule's roots if they give
     /// every switch with endpoints a legal path to every other; else the highest-degree switch.
     pub fn levels(&self, topo: &Topology) -> Result<Vec<u32>, RoutingError> {
+        let one = RoutingRequest { vls: 1, classes: 1 };
+        Ok(self.resolve(topo, &one)?.0)
+    }
+
+    /// The levels and tables of the roots chosen as described under **Roots**.
+    fn resolve(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+    ) -> Result<(Vec<u32>, FabricConfig), RoutingError> {
         let g = SwitchGraph::new(topo);
+        let attempt = |roots: &[u32]| {
+            let level = levels_of(topo, &g, roots)?;
+            let f = route_levels(topo, req, &g, &level)?;
+            Ok::<_, RoutingError>((level, f))
+        };
         if !self.roots.is_empty() {
             let roots: Vec<u32> = self.roots.iter().map(|r| r.0).collect();
-            return levels_of(topo, &g, &roots);
+            return attempt(&roots);
         }
-        let found = min_hop_roots(&g);
+        let found = min_hop_roots(topo, &g);
         if !found.is_empty() {
-            let level = levels_of(topo, &g, &found)?;
-            let one = RoutingRequest { vls: 1, classes: 1 };
-            if route_levels(topo, &one, &g, &level).is_ok() {
-                return Ok(level);
+            match attempt(&found) {
+                Err(RoutingError::Unroutable(_)) => {}
+                other => return other,
             }
         }
-        levels_of(topo, &g, &[highest_degree(&g)])
+        attempt(&[highest_degree(&g)])
     }
 }
 
@@ -157,22 +163,7 @@ impl RoutingEngine for UpDownEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
-        let g = SwitchGraph::new(topo);
-        if !self.roots.is_empty() {
-            let roots: Vec<u32> = self.roots.iter().map(|r| r.0).collect();
-            return route_levels(topo, req, &g, &levels_of(topo, &g, &roots)?);
-        }
-        // The min-hop rule can pick roots at different heights (e.g. leaves of a fat tree
-        // whose neighbours hold few endpoints) between which some pairs have no legal path;
-        // then the single highest-degree root is used.
-        let found = min_hop_roots(&g);
-        if !found.is_empty() {
-            match route_levels(topo, req, &g, &levels_of(topo, &g, &found)?) {
-                Err(RoutingError::Unroutable(_)) => {}
-                other => return other,
-            }
-        }
-        route_levels(topo, req, &g, &levels_of(topo, &g, &[highest_degree(&g)])?)
+        Ok(self.resolve(topo, req)?.1)
     }
 }
 
@@ -278,14 +269,14 @@ mod tests {
         // Leaves 0-3, middle 4-7, spines 8-11: every endpoint is 2 hops from a spine, while a
         // middle switch has a quarter of them 1 hop away and the rest 3, a leaf 1/4 at 0.
         let g = SwitchGraph::new(&topo);
-        assert_eq!(min_hop_roots(&g), vec![8, 9, 10, 11]);
+        assert_eq!(min_hop_roots(&topo, &g), vec![8, 9, 10, 11]);
         let lv = UpDownEngine::default().levels(&topo).unwrap();
         assert_eq!(&lv[8..12], &[0, 0, 0, 0]);
         assert_eq!(&lv[0..4], &[2, 2, 2, 2]);
         // A ring has no switch with one dominant distance: the highest degree (all 2, so the
         // lowest id) is the root.
         let ring = generators::torus(&[6], 1, 1, 1).unwrap();
-        assert!(min_hop_roots(&SwitchGraph::new(&ring)).is_empty());
+        assert!(min_hop_roots(&ring, &SwitchGraph::new(&ring)).is_empty());
         let lv = UpDownEngine::default().levels(&ring).unwrap();
         assert_eq!(lv, vec![0, 1, 2, 3, 2, 1]);
         // Given roots override the rule.
