@@ -1,4 +1,5 @@
 //! Up/down destination-mod-k routing for k-ary n-trees.
+use super::tables::{lane_fabric, pair_lane, path_sls, PathSls};
 use super::{check_port_leads_to, fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
@@ -103,32 +104,19 @@ impl RoutingEngine for DmodkEngine {
             }
         }
 
-        let path_sl = if routing_sls > 1 {
-            let mut table = vec![0u8; n_ep * n_ep];
-            for src in 0..n_ep {
-                for dst in 0..n_ep {
-                    table[src * n_ep + dst] = ((src + dst) % lanes as usize) as u8;
-                }
-            }
-            table
-        } else {
-            Vec::new()
-        };
-        let wire_sls = req.classes as usize * routing_sls as usize;
-        let vl_of = |sl: u8| blocks.base(sl / routing_sls) + sl % routing_sls;
-        let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, _, sl| vl_of(sl));
-        let nic_sl2vl = (0..wire_sls).map(|sl| vl_of(sl as u8)).collect();
-        Ok(FabricConfig {
-            engine: self.name().into(),
-            num_vls: req.vls,
-            classes: req.classes,
-            routing_sls,
-            layers: 1,
+        let path_sl = path_sls(n_ep, routing_sls, |src, dst| pair_lane(src, dst, lanes));
+        Ok(lane_fabric(
+            self.name(),
+            topo,
+            req,
+            &blocks,
             lft,
-            path_sl,
-            sl2vl,
-            nic_sl2vl,
-        })
+            PathSls {
+                routing_sls,
+                layers: 1,
+                path_sl,
+            },
+        ))
     }
 }
 

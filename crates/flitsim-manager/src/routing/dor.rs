@@ -1,4 +1,5 @@
 //! Dimension-order routing (DOR) for tori and meshes with dateline VLs.
+use super::tables::{assemble, pair_lane, path_sls, PathSls};
 use super::{check_port_leads_to, fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{generators, EndpointId, NodeId, PortNum, Shape, SwitchId, Topology};
@@ -137,28 +138,18 @@ impl RoutingEngine for DorEngine {
             }
         }
 
-        let path_sl = if routing_sls > 1 {
-            let mut table = vec![0u8; n_ep * n_ep];
-            for src in 0..n_ep {
-                let cs = &coords[home[src].0 .0 as usize];
-                for dst in 0..n_ep {
-                    let ct = &coords[home[dst].0 .0 as usize];
-                    let mut bits = 0u32;
-                    for d in (0..dims).filter(|&d| cs[d] != ct[d]) {
-                        if direction(sides[d], wraps(d), cs[d], ct[d]).1 {
-                            bits |= 1 << d;
-                        }
-                    }
-                    let lane = ((src + dst) % lanes as usize) as u32;
-                    table[src * n_ep + dst] = (lane * sls_per_lane + bits) as u8;
+        let path_sl = path_sls(n_ep, routing_sls, |src, dst| {
+            let cs = &coords[home[src].0 .0 as usize];
+            let ct = &coords[home[dst].0 .0 as usize];
+            let mut bits = 0u32;
+            for d in (0..dims).filter(|&d| cs[d] != ct[d]) {
+                if direction(sides[d], wraps(d), cs[d], ct[d]).1 {
+                    bits |= 1 << d;
                 }
             }
-            table
-        } else {
-            Vec::new()
-        };
+            (pair_lane(src, dst, lanes) as u32 * sls_per_lane + bits) as u8
+        });
 
-        let wire_sls = req.classes as usize * routing_sls as usize;
         let dim_ports = 2 * dims as u32 * trunk;
         // First VL of a wire SL's lane, and the crossing bits the SL carries.
         let lane_vl = |sl: u8| {
@@ -166,7 +157,7 @@ impl RoutingEngine for DorEngine {
             let vl = blocks.base(class) as u32 + needed as u32 * (psl / sls_per_lane);
             (vl, psl % sls_per_lane)
         };
-        let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, out, sl| {
+        let hop_vl = |out: PortNum, sl: u8| {
             let (vl, bits) = lane_vl(sl);
             let crossing = if wrap && (out as u32) < dim_ports {
                 (bits >> (out as u32 / (2 * trunk))) & 1
@@ -174,19 +165,15 @@ impl RoutingEngine for DorEngine {
                 0
             };
             (vl + crossing) as u8
-        });
-        let nic_sl2vl = (0..wire_sls).map(|sl| lane_vl(sl as u8).0 as u8).collect();
-        Ok(FabricConfig {
-            engine: self.name().into(),
-            num_vls: req.vls,
-            classes: req.classes,
+        };
+        let sls = PathSls {
             routing_sls,
             layers: needed,
-            lft,
             path_sl,
-            sl2vl,
-            nic_sl2vl,
-        })
+        };
+        Ok(assemble(self.name(), topo, req, lft, sls, hop_vl, |sl| {
+            lane_vl(sl).0 as u8
+        }))
     }
 }
 

@@ -15,6 +15,7 @@
 //! paths are kept per *unit* (source switch, destination) with a weight counting the endpoint
 //! pairs the unit stands for, and expanded to endpoint pairs only when the path SL table is
 //! written.
+use super::tables::{lane_fabric, pair_lane, path_sls, PathSls};
 use super::{fit_lanes, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
@@ -858,58 +859,16 @@ pub(super) fn layered_fabric(
         (0..needed).map(|l| (l, 1)).collect()
     };
     let routing_sls = lanes;
-    let n = topo.num_endpoints();
-    let path_sl = if routing_sls > 1 {
-        let mut t = vec![0u8; n * n];
-        for src in 0..n {
-            for dst in 0..n {
-                let (base, size) = groups[(plan.layer_of)(src, dst) as usize];
-                t[src * n + dst] = base + ((src + dst) % size as usize) as u8;
-            }
-        }
-        t
-    } else {
-        Vec::new()
-    };
-    let wire_sls = req.classes as usize * routing_sls as usize;
-    let vl_of = |sl: u8| blocks.base(sl / routing_sls) + sl % routing_sls;
-    let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, _, sl| vl_of(sl));
-    let nic_sl2vl = (0..wire_sls).map(|sl| vl_of(sl as u8)).collect();
-    Ok(FabricConfig {
-        engine: plan.engine.into(),
-        num_vls: req.vls,
-        classes: req.classes,
+    let path_sl = path_sls(topo.num_endpoints(), routing_sls, |src, dst| {
+        let (base, size) = groups[(plan.layer_of)(src, dst) as usize];
+        base + pair_lane(src, dst, size)
+    });
+    let sls = PathSls {
         routing_sls,
         layers: needed,
-        lft,
         path_sl,
-        sl2vl,
-        nic_sl2vl,
-    })
-}
-
-/// Tables with one VL per class and no path SLs, for the single-layer engines.
-pub(super) fn single_layer_fabric(
-    engine: &'static str,
-    topo: &Topology,
-    req: &RoutingRequest,
-    lft: Vec<Vec<PortNum>>,
-) -> Result<FabricConfig, RoutingError> {
-    let blocks = VlBlocks::new(req, 1, engine)?;
-    let wire_sls = req.classes as usize;
-    let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, _, sl| blocks.base(sl));
-    let nic_sl2vl = (0..req.classes).map(|c| blocks.base(c)).collect();
-    Ok(FabricConfig {
-        engine: engine.into(),
-        num_vls: req.vls,
-        classes: req.classes,
-        routing_sls: 1,
-        layers: 1,
-        lft,
-        path_sl: Vec::new(),
-        sl2vl,
-        nic_sl2vl,
-    })
+    };
+    Ok(lane_fabric(plan.engine, topo, req, &blocks, lft, sls))
 }
 
 /// The error for a switch with endpoints that cannot reach a destination switch.

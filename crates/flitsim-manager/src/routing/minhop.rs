@@ -1,4 +1,5 @@
 //! Min-hop routing for arbitrary topologies.
+use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{EndpointId, PortNum, SwitchId, Topology};
@@ -33,7 +34,8 @@ impl RoutingEngine for MinHopEngine {
     // The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
     #[allow(clippy::needless_range_loop)]
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
-        let blocks = VlBlocks::new(req, 1, "minhop")?;
+        // Refuse a bad request before routing (the tables below check it again).
+        VlBlocks::new(req, 1, "minhop")?;
         let n_sw = topo.num_switches();
         let n_ep = topo.num_endpoints();
         let neighbours: Vec<Vec<(PortNum, u32)>> = (0..n_sw as u32)
@@ -94,20 +96,7 @@ impl RoutingEngine for MinHopEngine {
             }
         }
 
-        let wire_sls = req.classes as usize;
-        let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, _, sl| blocks.base(sl));
-        let nic_sl2vl = (0..req.classes).map(|c| blocks.base(c)).collect();
-        Ok(FabricConfig {
-            engine: self.name().into(),
-            num_vls: req.vls,
-            classes: req.classes,
-            routing_sls: 1,
-            layers: 1,
-            lft,
-            path_sl: Vec::new(),
-            sl2vl,
-            nic_sl2vl,
-        })
+        single_layer_fabric(self.name(), topo, req, lft)
     }
 }
 

@@ -44,6 +44,7 @@ mod lash;
 mod layered;
 mod minhop;
 mod sssp;
+mod tables;
 #[cfg(test)]
 mod testutil;
 mod updn;

@@ -1,5 +1,6 @@
 //! Single-source-shortest-path (SSSP) routing with globally balanced edge weights.
-use super::layered::{disconnected, single_layer_fabric, SwitchGraph};
+use super::layered::{disconnected, SwitchGraph};
+use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{EndpointId, PortNum, Topology};

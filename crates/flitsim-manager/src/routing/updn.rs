@@ -1,5 +1,6 @@
 //! Up*/Down* routing for arbitrary topologies.
-use super::layered::{single_layer_fabric, SwitchGraph};
+use super::layered::SwitchGraph;
+use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{EndpointId, SwitchId, Topology};
