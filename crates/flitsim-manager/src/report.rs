@@ -13,10 +13,12 @@
 use crate::cdg::{self, CdgReport};
 use crate::routing::{route_with, CycleHeuristic, EngineOptions, RoutingRequest};
 use crate::{ebb, opensm, FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{generators, EndpointId, NodeId, Shape, SwitchId, Topology, TopologyError};
+use flitsim_topology::{
+    generators, Bfs, EndpointId, NodeId, Shape, SwitchId, Topology, TopologyError,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -96,22 +98,6 @@ pub struct TopoInfo {
     pub shape: Shape,
 }
 
-/// Breadth-first distances (in links) from switch `s` to every switch (`u32::MAX`: unreached).
-fn bfs(topo: &Topology, s: u32) -> Vec<u32> {
-    let mut dist = vec![u32::MAX; topo.num_switches()];
-    let mut q = VecDeque::from([s]);
-    dist[s as usize] = 0;
-    while let Some(u) = q.pop_front() {
-        for (_, t, _) in topo.switch_neighbours(SwitchId(u)) {
-            if dist[t.0 as usize] == u32::MAX {
-                dist[t.0 as usize] = dist[u as usize] + 1;
-                q.push_back(t.0);
-            }
-        }
-    }
-    dist
-}
-
 /// Computes [`TopoInfo`] (the diameter by a breadth-first search from every switch, in
 /// parallel).
 pub fn topo_info(topo: &Topology) -> TopoInfo {
@@ -125,7 +111,9 @@ pub fn topo_info(topo: &Topology) -> TopoInfo {
     let diameter = connected.then(|| {
         (0..topo.num_switches() as u32)
             .into_par_iter()
-            .map(|s| bfs(topo, s).into_iter().max().unwrap_or(0))
+            .map_init(Bfs::default, |bfs, s| {
+                bfs.switches(topo, [s]).iter().copied().max().unwrap_or(0)
+            })
             .max()
             .unwrap_or(0)
     });

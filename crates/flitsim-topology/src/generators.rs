@@ -1322,18 +1322,9 @@ mod tests {
         // The Kautz digraph on strings of length n + 1 has diameter n + 1 (Li, Lu, Su 2004).
         let t = from_spec("kautz:b=3,n=2,endpoints=1").unwrap();
         let n = t.num_switches();
+        let mut bfs = crate::Bfs::default();
         for s in 0..n {
-            let mut dist = vec![u32::MAX; n];
-            dist[s] = 0;
-            let mut q = std::collections::VecDeque::from([s]);
-            while let Some(u) = q.pop_front() {
-                for (_, v, _) in t.switch_neighbours(SwitchId(u as u32)) {
-                    if dist[v.0 as usize] == u32::MAX {
-                        dist[v.0 as usize] = dist[u] + 1;
-                        q.push_back(v.0 as usize);
-                    }
-                }
-            }
+            let dist = bfs.switches(&t, [s as u32]);
             assert!(dist.iter().all(|&d| d <= 3), "switch {s}: {dist:?}");
         }
     }

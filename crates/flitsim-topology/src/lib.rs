@@ -24,10 +24,12 @@
 //! - **LFT**: linear forwarding table, destination → output port, one per switch.
 #![warn(missing_docs)]
 
+mod bfs;
 pub mod generators;
 pub mod ibnetdiscover;
 mod io;
 
+pub use bfs::Bfs;
 pub use io::TopologyFile;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -505,24 +507,13 @@ impl Topology {
     }
     /// True when every switch can reach every other switch.
     pub fn is_connected(&self) -> bool {
-        let n = self.num_switches();
-        if n == 0 {
+        if self.num_switches() == 0 {
             return true;
         }
-        let mut seen = vec![false; n];
-        let mut stack = vec![0u32];
-        seen[0] = true;
-        let mut count = 1;
-        while let Some(s) = stack.pop() {
-            for (_, t, _) in self.switch_neighbours(SwitchId(s)) {
-                if !seen[t.0 as usize] {
-                    seen[t.0 as usize] = true;
-                    count += 1;
-                    stack.push(t.0);
-                }
-            }
-        }
-        count == n
+        Bfs::default()
+            .switches(self, [0])
+            .iter()
+            .all(|&d| d != Bfs::UNREACHED)
     }
 }
 

@@ -3,8 +3,7 @@ use super::layered::SwitchGraph;
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{SwitchId, Topology};
-use std::collections::VecDeque;
+use flitsim_topology::{Bfs, SwitchId, Topology};
 
 /// Fat-tree routing for fat trees such as [`flitsim_topology::Shape::KaryNTree`] (Petrini & Vanneschi 1997) and [`flitsim_topology::Shape::Xgft`]
 /// (Öhring et al. 1995) fabrics, following the algorithm of OpenSM's `ftree` engine
@@ -182,22 +181,11 @@ impl RoutingEngine for FtreeEngine {
 /// Fails unless every switch link joins adjacent levels.
 fn levels(topo: &Topology, g: &SwitchGraph) -> Result<Vec<u32>, RoutingError> {
     let n = g.len();
-    let mut level = vec![u32::MAX; n];
-    let mut queue: VecDeque<u32> = (0..n as u32).filter(|&s| g.eps[s as usize] > 0).collect();
-    for &s in &queue {
-        level[s as usize] = 0;
-    }
-    while let Some(u) = queue.pop_front() {
-        for a in g.arcs(u) {
-            if level[a.to as usize] == u32::MAX {
-                level[a.to as usize] = level[u as usize] + 1;
-                queue.push_back(a.to);
-            }
-        }
-    }
+    let leaves = (0..n as u32).filter(|&s| g.eps[s as usize] > 0);
+    let level = g.distances(&mut Bfs::default(), leaves).to_vec();
     let name = |s: u32| &topo.switches()[s as usize].name;
     for s in 0..n as u32 {
-        if level[s as usize] == u32::MAX {
+        if level[s as usize] == Bfs::UNREACHED {
             return Err(RoutingError::Unroutable(format!(
                 "ftree: switch {} is not connected to any leaf",
                 name(s)

@@ -5,8 +5,7 @@ use super::layered::{
 };
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{EndpointId, PortNum, SwitchId, Topology};
-use std::collections::VecDeque;
+use flitsim_topology::{Bfs, EndpointId, PortNum, SwitchId, Topology};
 
 /// LASH (Skeie, Lysne & Theiss, "Layered Shortest Path (LASH) Routing in Irregular System
 /// Area Networks", IPDPS 2002; Lysne et al., "Layered routing in irregular networks", IEEE
@@ -88,27 +87,15 @@ fn switch_pair_lft(
     let n = g.len();
     let mut lft = vec![vec![NO_ROUTE; topo.num_endpoints()]; n];
     let mut load = vec![0u64; g.channels];
-    const FAR: u32 = u32::MAX;
-    let mut dist = vec![FAR; n];
-    let mut queue = VecDeque::new();
+    let mut bfs = Bfs::default();
     for t in (0..n as u32).filter(|&t| g.eps[t as usize] > 0) {
-        dist.fill(FAR);
-        dist[t as usize] = 0;
-        queue.push_back(t);
-        while let Some(u) = queue.pop_front() {
-            for a in g.arcs(u) {
-                if dist[a.to as usize] == FAR {
-                    dist[a.to as usize] = dist[u as usize] + 1;
-                    queue.push_back(a.to);
-                }
-            }
-        }
+        let dist = g.distances(&mut bfs, [t]);
         let here: Vec<(PortNum, EndpointId)> = topo.switch_endpoints(SwitchId(t)).collect();
         for &(p, e) in &here {
             lft[t as usize][e.0 as usize] = p;
         }
         for s in (0..n).filter(|&s| s != t as usize) {
-            if dist[s] == FAR {
+            if dist[s] == Bfs::UNREACHED {
                 if g.eps[s] > 0 {
                     return Err(disconnected(engine, topo, s as u32, t));
                 }

@@ -18,7 +18,7 @@
 use super::tables::{lane_fabric, pair_lane, path_sls, PathSls};
 use super::{fit_lanes, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
+use flitsim_topology::{Bfs, EndpointId, NodeId, PortNum, SwitchId, Topology};
 
 /// One directed switch-to-switch link as seen from its source switch.
 #[derive(Clone, Copy, Debug)]
@@ -81,6 +81,21 @@ impl SwitchGraph {
     /// Arcs leaving switch `s`, in port order.
     pub fn arcs(&self, s: u32) -> &[Arc] {
         &self.arcs[self.offsets[s as usize] as usize..self.offsets[s as usize + 1] as usize]
+    }
+
+    /// Hop distances from `sources` to every switch ([`Bfs::UNREACHED`] if none), searched
+    /// with the buffers of `bfs`.
+    pub fn distances<'b>(
+        &self,
+        bfs: &'b mut Bfs,
+        sources: impl IntoIterator<Item = u32>,
+    ) -> &'b [u32] {
+        bfs.run(self.len(), sources, |u| self.arcs(u).iter().map(|a| a.to))
+    }
+
+    /// The first switch with endpoints that `dist` marks unreached, if any.
+    pub fn unreached_endpoint_switch(&self, dist: &[u32]) -> Option<usize> {
+        (0..self.len()).find(|&s| dist[s] == Bfs::UNREACHED && self.eps[s] > 0)
     }
 }
 

@@ -1,9 +1,9 @@
 //! Min-hop routing for arbitrary topologies.
+use super::layered::{disconnected, SwitchGraph};
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{EndpointId, PortNum, SwitchId, Topology};
-use std::collections::VecDeque;
+use flitsim_topology::{Bfs, EndpointId, Topology};
 
 /// Shortest-path routing with port balancing for any connected topology, like OpenSM's
 /// `minhop` engine.
@@ -36,63 +36,38 @@ impl RoutingEngine for MinHopEngine {
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
         // Refuse a bad request before routing (the tables below check it again).
         VlBlocks::new(req, 1, "minhop")?;
-        let n_sw = topo.num_switches();
+        let g = SwitchGraph::new(topo);
+        let n_sw = g.len();
         let n_ep = topo.num_endpoints();
-        let neighbours: Vec<Vec<(PortNum, u32)>> = (0..n_sw as u32)
-            .map(|s| {
-                topo.switch_neighbours(SwitchId(s))
-                    .map(|(p, t, _)| (p, t.0))
-                    .collect()
-            })
-            .collect();
-        let has_endpoints: Vec<bool> = (0..n_sw as u32)
-            .map(|s| topo.switch_endpoints(SwitchId(s)).next().is_some())
-            .collect();
-        // Destinations assigned so far to each switch port, indexed by `topo.port_index`.
-        let mut load = vec![0u32; topo.total_switch_ports()];
+        // Destinations assigned so far to each switch port, indexed by channel.
+        let mut load = vec![0u32; g.channels];
         let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
 
-        const FAR: u32 = u32::MAX;
-        let mut dist = vec![FAR; n_sw];
+        let mut bfs = Bfs::default();
         let mut dist_from = None;
-        let mut queue = VecDeque::new();
         for e in 0..n_ep {
             let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
             if dist_from != Some(t) {
-                dist.fill(FAR);
-                dist[t.0 as usize] = 0;
-                queue.push_back(t.0);
-                while let Some(u) = queue.pop_front() {
-                    for &(_, v) in &neighbours[u as usize] {
-                        if dist[v as usize] == FAR {
-                            dist[v as usize] = dist[u as usize] + 1;
-                            queue.push_back(v);
-                        }
-                    }
-                }
+                g.distances(&mut bfs, [t.0]);
                 dist_from = Some(t);
             }
+            let dist = bfs.distances();
             lft[t.0 as usize][e] = eport;
             for s in (0..n_sw).filter(|&s| s != t.0 as usize) {
-                if dist[s] == FAR {
-                    if has_endpoints[s] {
-                        return Err(RoutingError::Unroutable(format!(
-                            "minhop: switch {} cannot reach switch {}: the topology is disconnected",
-                            topo.switches()[s].name,
-                            topo.switches()[t.0 as usize].name
-                        )));
+                if dist[s] == Bfs::UNREACHED {
+                    if g.eps[s] > 0 {
+                        return Err(disconnected(self.name(), topo, s as u32, t.0));
                     }
                     continue;
                 }
-                let sid = SwitchId(s as u32);
-                let port = neighbours[s]
+                let a = g
+                    .arcs(s as u32)
                     .iter()
-                    .filter(|&&(_, v)| dist[v as usize] + 1 == dist[s])
-                    .map(|&(p, _)| p)
-                    .min_by_key(|&p| (load[topo.port_index(sid, p)], p))
+                    .filter(|a| dist[a.to as usize] + 1 == dist[s])
+                    .min_by_key(|a| (load[a.chan as usize], a.port))
                     .expect("a switch at distance d > 0 has a neighbour at distance d - 1");
-                load[topo.port_index(sid, port)] += 1;
-                lft[s][e] = port;
+                load[a.chan as usize] += 1;
+                lft[s][e] = a.port;
             }
         }
 
@@ -105,7 +80,7 @@ mod tests {
     use super::*;
     use crate::cdg::{self, Channel};
     use crate::routing::testutil::{all_paths, switch_hops, torus_distance};
-    use flitsim_topology::{generators, Endpoint, Link, NodeId, PortRef, Shape, Switch};
+    use flitsim_topology::{generators, Endpoint, Link, NodeId, PortRef, Shape, Switch, SwitchId};
 
     fn req(vls: u8, classes: u8) -> RoutingRequest {
         RoutingRequest { vls, classes }

@@ -3,8 +3,7 @@ use super::layered::SwitchGraph;
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{EndpointId, SwitchId, Topology};
-use std::collections::VecDeque;
+use flitsim_topology::{Bfs, EndpointId, SwitchId, Topology};
 
 /// Up*/Down* routing (Schroeder et al., "Autonet: a high-speed, self-configuring local area
 /// network using point-to-point links", IEEE JSAC 9(8), 1991), like OpenSM's `updn` engine,
@@ -58,19 +57,21 @@ pub struct UpDownEngine {
 /// OpenSM's automatic root choice (`updn_find_root_nodes_by_min_hop` in `osm_ucast_updn.c`,
 /// reimplemented from its description): the switches whose endpoint-weighted histogram of hop
 /// distances has exactly one bar above 90 % of the endpoints and none other above 5 %.
-pub(super) fn min_hop_roots(topo: &Topology, g: &SwitchGraph) -> Vec<u32> {
+pub(super) fn min_hop_roots(g: &SwitchGraph) -> Vec<u32> {
     let total: u64 = g.eps.iter().map(|&e| e as u64).sum();
     let (thd1, thd2) = (total as f64 * 0.9, total as f64 * 0.05);
     let mut hist: Vec<u64> = Vec::new();
+    let mut bfs = Bfs::default();
     (0..g.len() as u32)
         .filter(|&s| {
             // Hop distances from s; a disconnected fabric has no roots.
-            let Ok(dist) = levels_of(topo, g, &[s]) else {
+            let dist = g.distances(&mut bfs, [s]);
+            if g.unreached_endpoint_switch(dist).is_some() {
                 return false;
-            };
+            }
             hist.clear();
             for (d, &e) in dist.iter().zip(&g.eps) {
-                if *d != u32::MAX {
+                if *d != Bfs::UNREACHED {
                     if hist.len() <= *d as usize {
                         hist.resize(*d as usize + 1, 0);
                     }
@@ -108,7 +109,7 @@ impl UpDownEngine {
             let roots: Vec<u32> = self.roots.iter().map(|r| r.0).collect();
             return attempt(&roots);
         }
-        let found = min_hop_roots(topo, &g);
+        let found = min_hop_roots(&g);
         if !found.is_empty() {
             match attempt(&found) {
                 Err(RoutingError::Unroutable(_)) => {}
@@ -133,23 +134,10 @@ fn levels_of(topo: &Topology, g: &SwitchGraph, roots: &[u32]) -> Result<Vec<u32>
             "updn: root switch {r} does not exist (the topology has {n} switches)"
         )));
     }
-    let mut level = vec![u32::MAX; n];
-    let mut queue = VecDeque::new();
-    for &r in roots {
-        if level[r as usize] == u32::MAX {
-            level[r as usize] = 0;
-            queue.push_back(r);
-        }
-    }
-    while let Some(u) = queue.pop_front() {
-        for a in g.arcs(u) {
-            if level[a.to as usize] == u32::MAX {
-                level[a.to as usize] = level[u as usize] + 1;
-                queue.push_back(a.to);
-            }
-        }
-    }
-    if let Some(s) = (0..n).find(|&s| level[s] == u32::MAX && g.eps[s] > 0) {
+    let level = g
+        .distances(&mut Bfs::default(), roots.iter().copied())
+        .to_vec();
+    if let Some(s) = g.unreached_endpoint_switch(&level) {
         return Err(RoutingError::Unroutable(format!(
             "updn: switch {} is not reachable from the root switches: the topology is disconnected",
             topo.switches()[s].name
@@ -270,14 +258,14 @@ mod tests {
         // Leaves 0-3, middle 4-7, spines 8-11: every endpoint is 2 hops from a spine, while a
         // middle switch has a quarter of them 1 hop away and the rest 3, a leaf 1/4 at 0.
         let g = SwitchGraph::new(&topo);
-        assert_eq!(min_hop_roots(&topo, &g), vec![8, 9, 10, 11]);
+        assert_eq!(min_hop_roots(&g), vec![8, 9, 10, 11]);
         let lv = UpDownEngine::default().levels(&topo).unwrap();
         assert_eq!(&lv[8..12], &[0, 0, 0, 0]);
         assert_eq!(&lv[0..4], &[2, 2, 2, 2]);
         // A ring has no switch with one dominant distance: the highest degree (all 2, so the
         // lowest id) is the root.
         let ring = generators::torus(&[6], 1, 1, 1).unwrap();
-        assert!(min_hop_roots(&ring, &SwitchGraph::new(&ring)).is_empty());
+        assert!(min_hop_roots(&SwitchGraph::new(&ring)).is_empty());
         let lv = UpDownEngine::default().levels(&ring).unwrap();
         assert_eq!(lv, vec![0, 1, 2, 3, 2, 1]);
         // Given roots override the rule.
