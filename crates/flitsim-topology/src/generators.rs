@@ -167,33 +167,54 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
             "k-ary n-tree needs k >= 2 and n >= 1".into(),
         ));
     }
-    let per_level = k
-        .checked_pow(n - 1)
+    k.checked_pow(n - 1)
         .ok_or_else(|| TopologyError::Parameters("too large".into()))?;
-    let endpoints_n = per_level * k;
-    let ports = 2 * k;
-    let mut switches = Vec::new();
-    for l in 0..n {
-        for w in 0..per_level {
-            switches.push(Switch {
-                name: format!("sw_l{l}_{w}"),
-                ports: ports as PortNum,
-                ..Switch::default()
-            });
-        }
-    }
+    kary_stages(
+        k,
+        n,
+        latency,
+        |l, w| format!("sw_l{l}_{w}"),
+        |l| k.pow(l),
+        format!("{k}-ary-{n}-tree"),
+        Shape::KaryNTree { k, n },
+    )
+}
+
+/// The k-ary n-tree and the folded k-ary n-fly, which differ only in names and in which
+/// base-`k` digit of the switch index a link from stage `l` to `l + 1` changes: `n` stages of
+/// `k^(n-1)` switches with `2k` ports (switch `l·k^(n-1) + w` is `w` of stage `l`, named
+/// `switch_name(l, w)`). With `d = (w / place(l)) mod k`, the digit of place value `place(l)`,
+/// switch `w` of stage `l < n-1` connects up port `k + j` to down port `d` of the switch of
+/// stage `l + 1` whose index is `w` with that digit replaced by `j`. Endpoint `e` hangs on
+/// port `e mod k` of stage-0 switch `e / k`. The caller has checked the parameters.
+fn kary_stages(
+    k: u32,
+    n: u32,
+    latency: u32,
+    switch_name: impl Fn(u32, u32) -> String,
+    place: impl Fn(u32) -> u32,
+    name: String,
+    shape: Shape,
+) -> Result<Topology, TopologyError> {
+    let per_stage = k.pow(n - 1);
+    let switches = (0..n)
+        .flat_map(|l| (0..per_stage).map(move |w| (l, w)))
+        .map(|(l, w)| Switch {
+            name: switch_name(l, w),
+            ports: (2 * k) as PortNum,
+            ..Switch::default()
+        })
+        .collect();
     let mut links = Vec::new();
     for l in 0..n.saturating_sub(1) {
-        let pow_l = k.pow(l);
-        for w in 0..per_level {
-            let digit = (w / pow_l) % k;
+        let place = place(l);
+        for w in 0..per_stage {
+            let digit = (w / place) % k;
             for j in 0..k {
-                let w2 = w - digit * pow_l + j * pow_l;
-                let lower = l * per_level + w;
-                let upper = (l + 1) * per_level + w2;
+                let w2 = w - digit * place + j * place;
                 links.push(Link {
-                    a: sw(lower, k + j),
-                    b: sw(upper, digit),
+                    a: sw(l * per_stage + w, k + j),
+                    b: sw((l + 1) * per_stage + w2, digit),
                     latency,
                     width: 1,
                 });
@@ -201,7 +222,7 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
         }
     }
     let mut endpoints = Vec::new();
-    for e in 0..endpoints_n {
+    for e in 0..per_stage * k {
         endpoints.push(Endpoint {
             name: format!("ep{e}"),
             ..Endpoint::default()
@@ -213,13 +234,7 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
             width: 1,
         });
     }
-    finish(Topology::new(
-        format!("{k}-ary-{n}-tree"),
-        Shape::KaryNTree { k, n },
-        switches,
-        endpoints,
-        links,
-    ))
+    finish(Topology::new(name, shape, switches, endpoints, links))
 }
 
 /// Parameters of a random irregular network.
@@ -801,55 +816,18 @@ pub fn folded_butterfly(k: u32, n: u32, latency: u32) -> Result<Topology, Topolo
     if latency == 0 {
         return Err(param_err("fly: latency must be at least 1"));
     }
-    let per_stage = k
-        .checked_pow(n - 1)
+    k.checked_pow(n - 1)
         .filter(|&x| x.checked_mul(n.max(k)).is_some_and(|y| y <= 1 << 24))
         .ok_or_else(|| param_err("fly: too large"))?;
-    let switches = (0..n)
-        .flat_map(|i| {
-            (0..per_stage).map(move |w| Switch {
-                name: format!("fly_s{i}_{w}"),
-                ports: (2 * k) as PortNum,
-                ..Switch::default()
-            })
-        })
-        .collect();
-    let mut links = Vec::new();
-    for i in 0..n.saturating_sub(1) {
-        let place = k.pow(n - 2 - i);
-        for w in 0..per_stage {
-            let digit = (w / place) % k;
-            for j in 0..k {
-                let w2 = w - digit * place + j * place;
-                links.push(Link {
-                    a: sw(i * per_stage + w, k + j),
-                    b: sw((i + 1) * per_stage + w2, digit),
-                    latency,
-                    width: 1,
-                });
-            }
-        }
-    }
-    let mut endpoints = Vec::new();
-    for e in 0..per_stage * k {
-        endpoints.push(Endpoint {
-            name: format!("ep{e}"),
-            ..Endpoint::default()
-        });
-        links.push(Link {
-            a: ep(e),
-            b: sw(e / k, e % k),
-            latency,
-            width: 1,
-        });
-    }
-    finish(Topology::new(
+    kary_stages(
+        k,
+        n,
+        latency,
+        |i, w| format!("fly_s{i}_{w}"),
+        |i| k.pow(n - 2 - i),
         format!("{k}-ary-{n}-fly-folded"),
         Shape::Irregular,
-        switches,
-        endpoints,
-        links,
-    ))
+    )
 }
 
 /// The networks of Domke, Hoefler and Nagel, "Deadlock-Free Oblivious Routing for Arbitrary
