@@ -1,0 +1,107 @@
+//! Topology generators, one file per family: tori and meshes (`torus.rs`), fat trees, XGFTs
+//! and the folded butterfly (`trees.rs`), Kautz networks (`kautz.rs`), random networks
+//! (`random.rs`), and one-line specs (`spec.rs`). Each generator documents its port numbering
+//! (in its own documentation and in [`Shape`](crate::Shape)), which routing engines rely on, and its source.
+//! Every generated topology has GUIDs and LIDs ([`Topology::assign_guids_and_lids`]).
+//! [`from_spec`] builds any of them from a one-line spec such as `xgft:h=2,m=10,10,w=5,5`;
+//! [`table1_presets`] lists the networks of Domke, Hoefler and Nagel (IPDPS 2011), Table I.
+use crate::{NodeId, PortNum, PortRef, Topology, TopologyError};
+
+mod kautz;
+mod random;
+mod spec;
+mod torus;
+mod trees;
+
+pub use kautz::{kautz, kautz_index, kautz_symbols};
+pub use random::{random, RandomParams};
+pub use spec::{from_spec, table1_presets};
+pub use torus::{coords, index, torus, torus_or_mesh};
+pub use trees::{folded_butterfly, kary_ntree, xgft, xgft_with_leaves};
+
+fn sw(s: u32, p: u32) -> PortRef {
+    PortRef {
+        node: NodeId::Switch(s),
+        port: p as PortNum,
+    }
+}
+fn ep(e: u32) -> PortRef {
+    PortRef {
+        node: NodeId::Endpoint(e),
+        port: 0,
+    }
+}
+
+/// Gives a freshly built topology its deterministic GUIDs and LIDs
+/// ([`Topology::assign_guids_and_lids`]); every generator ends with this.
+fn finish(t: Result<Topology, TopologyError>) -> Result<Topology, TopologyError> {
+    let mut t = t?;
+    t.assign_guids_and_lids();
+    Ok(t)
+}
+
+fn param_err(m: impl Into<String>) -> TopologyError {
+    TopologyError::Parameters(m.into())
+}
+
+/// How many endpoints each of `n` switches gets when `total` endpoints are spread as evenly
+/// as possible (the first `total mod n` switches get one more).
+fn spread(total: u32, n: u32) -> Vec<u32> {
+    (0..n)
+        .map(|i| total / n + u32::from(i < total % n))
+        .collect()
+}
+
+/// Where endpoints go on the switches a generator attaches them to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointPlacement {
+    /// The same number on every such switch.
+    PerSwitch(u32),
+    /// This many in total, spread as evenly as possible (the first `total mod n` switches get
+    /// one more). Used to reproduce endpoint counts such as those of Domke et al. 2011,
+    /// Table I, that are not multiples of the switch count.
+    Total(u32),
+}
+
+impl EndpointPlacement {
+    fn counts(self, switches: u32) -> Vec<u32> {
+        match self {
+            EndpointPlacement::PerSwitch(e) => vec![e; switches as usize],
+            EndpointPlacement::Total(t) => spread(t, switches),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SwitchId;
+
+    #[test]
+    fn generated_topologies_have_guids_and_lids() {
+        for t in [
+            torus(&[3, 3], 2, 1, 1).unwrap(),
+            kary_ntree(2, 3, 1).unwrap(),
+            from_spec("random:switches=8,ports=6,endpoints=2,links=10,seed=3").unwrap(),
+            from_spec("kautz:b=2,n=1,endpoints=2").unwrap(),
+            from_spec("fly:k=2,n=3").unwrap(),
+            from_spec("xgft:h=1,m=4,w=2,endpoints=3").unwrap(),
+        ] {
+            let ns = t.num_switches();
+            for (i, s) in t.switches().iter().enumerate() {
+                assert_eq!(s.guid, Some(crate::GENERATED_SWITCH_GUID_BASE + i as u64));
+                assert_eq!(s.lid, Some(1 + i as u16));
+                assert_eq!(t.switch_by_guid(s.guid.unwrap()), Some(SwitchId(i as u32)));
+            }
+            for (i, e) in t.endpoints().iter().enumerate() {
+                let id = crate::EndpointId(i as u32);
+                assert_eq!(e.lid, Some((ns + 1 + i) as u16));
+                assert_eq!(t.endpoint_by_lid(e.lid.unwrap()), Some(id));
+                assert_eq!(t.endpoint_by_guid(e.guid.unwrap()), Some(id));
+            }
+            let back = Topology::from_json(&t.to_json()).unwrap();
+            assert_eq!(back.switches(), t.switches());
+            assert_eq!(back.endpoints(), t.endpoints());
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Random irregular networks ([`random`]), the networks of Domke, Hoefler and Nagel's
+//! Fig. 9.
+use super::{ep, finish, sw};
+use crate::{Endpoint, Link, PortNum, Shape, Switch, Topology, TopologyError};
+use rand::{seq::SliceRandom, Rng};
+use rand_pcg::Pcg64;
+
+/// Parameters of a random irregular network.
+#[derive(Clone, Debug)]
+pub struct RandomParams {
+    /// Number of switches.
+    pub switches: u32,
+    /// Ports per switch.
+    pub ports: u32,
+    /// Endpoints per switch (on the lowest ports).
+    pub endpoints_per_switch: u32,
+    /// Inter-switch links (each uses one port on each side).
+    pub links: u32,
+    /// Allow more than one link between the same two switches.
+    pub multi_links: bool,
+    /// Link latency (cycles).
+    pub latency: u32,
+    /// Seed of the generator.
+    pub seed: u64,
+}
+
+/// Random irregular network: a random spanning tree first (so it is always connected), then
+/// random extra links between switches with free ports. Deterministic for a seed.
+pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
+    let n = p.switches;
+    let free_per = p
+        .ports
+        .checked_sub(p.endpoints_per_switch)
+        .ok_or_else(|| TopologyError::Parameters("more endpoints per switch than ports".into()))?;
+    if n == 0 {
+        return Err(TopologyError::Parameters("need at least one switch".into()));
+    }
+    if n > 1 && (p.links < n - 1) {
+        return Err(TopologyError::Parameters(format!(
+            "{} links cannot connect {} switches (need at least {})",
+            p.links,
+            n,
+            n - 1
+        )));
+    }
+    if 2 * p.links as u64 > n as u64 * free_per as u64 {
+        return Err(TopologyError::Parameters(format!(
+            "{} links need {} switch ports but only {} are free",
+            p.links,
+            2 * p.links,
+            n * free_per
+        )));
+    }
+    // A spanning tree over more than two switches needs switches with two free ports.
+    if (n == 2 && free_per < 1) || (n > 2 && free_per < 2) {
+        return Err(TopologyError::Parameters(format!(
+            "switches need at least {} free ports to be connected",
+            if n == 2 { 1 } else { 2 }
+        )));
+    }
+    if !p.multi_links && p.links as u64 > n as u64 * (n as u64 - 1) / 2 {
+        return Err(TopologyError::Parameters(
+            "more links than switch pairs".into(),
+        ));
+    }
+    let mut rng = Pcg64::new(
+        0xcafe_f00d_d15e_a5e5 ^ p.seed as u128,
+        0x0a02_bdbf_7bb3_c0a7_ac28_fa16_a64a_bf96,
+    );
+    // Spanning tree: attach each switch (in random order) to a random earlier one with a free port.
+    let mut free = vec![free_per; n as usize];
+    let mut next_port = vec![p.endpoints_per_switch; n as usize];
+    let mut adj = std::collections::HashSet::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut order: Vec<u32> = (0..n).collect();
+    order.shuffle(&mut rng);
+    for i in 1..order.len() {
+        let s = order[i];
+        let candidates: Vec<u32> = order[..i]
+            .iter()
+            .copied()
+            .filter(|&t| free[t as usize] > 0)
+            .collect();
+        if candidates.is_empty() {
+            return Err(TopologyError::Parameters(
+                "not enough free ports to connect all switches".into(),
+            ));
+        }
+        let t = candidates[rng.gen_range(0..candidates.len())];
+        free[s as usize] -= 1;
+        free[t as usize] -= 1;
+        adj.insert((s.min(t), s.max(t)));
+        pairs.push((s, t));
+    }
+    let mut attempts = 0u64;
+    while (pairs.len() as u32) < p.links {
+        attempts += 1;
+        if attempts > 1_000_000 {
+            return Err(TopologyError::Parameters(format!(
+                "could not place {} links (placed {}); try fewer links or allow multi-links",
+                p.links,
+                pairs.len()
+            )));
+        }
+        let open: Vec<u32> = (0..n).filter(|&s| free[s as usize] > 0).collect();
+        if open.len() < 2 {
+            return Err(TopologyError::Parameters("ran out of free ports".into()));
+        }
+        let s = open[rng.gen_range(0..open.len())];
+        let t = open[rng.gen_range(0..open.len())];
+        if s == t || (!p.multi_links && adj.contains(&(s.min(t), s.max(t)))) {
+            continue;
+        }
+        free[s as usize] -= 1;
+        free[t as usize] -= 1;
+        adj.insert((s.min(t), s.max(t)));
+        pairs.push((s, t));
+    }
+    let switches = (0..n)
+        .map(|i| Switch {
+            name: format!("sw{i}"),
+            ports: p.ports as PortNum,
+            ..Switch::default()
+        })
+        .collect();
+    let mut links = Vec::new();
+    let mut endpoints = Vec::new();
+    for s in 0..n {
+        for e in 0..p.endpoints_per_switch {
+            let id = s * p.endpoints_per_switch + e;
+            endpoints.push(Endpoint {
+                name: format!("ep{id}"),
+                ..Endpoint::default()
+            });
+            links.push(Link {
+                a: ep(id),
+                b: sw(s, e),
+                latency: p.latency,
+                width: 1,
+            });
+        }
+    }
+    for (s, t) in pairs {
+        let ps = next_port[s as usize];
+        next_port[s as usize] += 1;
+        let pt = next_port[t as usize];
+        next_port[t as usize] += 1;
+        links.push(Link {
+            a: sw(s, ps),
+            b: sw(t, pt),
+            latency: p.latency,
+            width: 1,
+        });
+    }
+    finish(Topology::new(
+        format!("random-{}sw-{}l-s{}", n, p.links, p.seed),
+        Shape::Irregular,
+        switches,
+        endpoints,
+        links,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NodeId;
+
+    #[test]
+    fn random_is_connected_deterministic_and_simple() {
+        let p = RandomParams {
+            switches: 32,
+            ports: 8,
+            endpoints_per_switch: 4,
+            links: 48,
+            multi_links: false,
+            latency: 1,
+            seed: 7,
+        };
+        let a = random(&p).unwrap();
+        let b = random(&p).unwrap();
+        assert_eq!(a.links(), b.links());
+        assert!(a.is_connected());
+        let mut seen = std::collections::HashSet::new();
+        for l in a.links() {
+            if let (NodeId::Switch(x), NodeId::Switch(y)) = (l.a.node, l.b.node) {
+                assert!(seen.insert((x.min(y), x.max(y))), "duplicate link {x}-{y}");
+            }
+        }
+        assert_eq!(seen.len(), 48);
+        let c = random(&RandomParams { seed: 8, ..p }).unwrap();
+        assert_ne!(a.links(), c.links());
+    }
+
+    #[test]
+    fn random_rejects_impossible_requests() {
+        let p = RandomParams {
+            switches: 4,
+            ports: 4,
+            endpoints_per_switch: 2,
+            links: 10,
+            multi_links: false,
+            latency: 1,
+            seed: 1,
+        };
+        assert!(random(&p).is_err());
+    }
+}
