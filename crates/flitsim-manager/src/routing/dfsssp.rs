@@ -1,12 +1,12 @@
 //! Deadlock-free SSSP routing (DFSSSP): SSSP paths split into acyclic virtual layers.
 use super::layered::{
-    first_fit_restarts, layer_weights, layered_fabric, offline_layers, online_layers,
-    CycleHeuristic, Deps, LayerPlan, PathSet, SwitchGraph,
+    first_fit_restarts, layered_fabric, offline_layers, online_layers, CycleHeuristic, Deps,
+    LayerPlan, PathSet, SwitchGraph,
 };
 use super::sssp::sssp_lft;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{EndpointId, Topology};
+use flitsim_topology::Topology;
 
 /// DFSSSP (Domke, Hoefler & Nagel, "Deadlock-Free Oblivious Routing for Arbitrary
 /// Topologies", IPDPS 2011): the balanced minimal paths of [`super::SsspEngine`]
@@ -126,31 +126,17 @@ impl RoutingEngine for DfssspEngine {
                 if self.restarts == 1 { "" } else { "s" }
             ));
         }
-        let (layer, needed) = match result {
-            Ok((layer, n)) => (layer, Ok(n)),
-            Err(n) => (Vec::new(), Err(n)),
-        };
-        let weights = match needed {
-            Ok(n) => layer_weights(&paths, &layer, n),
-            Err(_) => Vec::new(),
-        };
-        let row_of_endpoint: Vec<u32> = (0..topo.num_endpoints() as u32)
-            .map(|e| paths.row[topo.endpoint_switch(EndpointId(e)).0 .0 as usize])
-            .collect();
-        let layer_of =
-            |src: usize, dst: usize| layer[row_of_endpoint[src] as usize * paths.dests + dst];
         layered_fabric(
             topo,
             req,
             lft,
+            &paths,
+            result,
             &LayerPlan {
                 engine: self.name(),
                 method,
-                needed,
-                weights,
                 balance: self.balance,
                 max_layers: self.max_layers,
-                layer_of: &layer_of,
             },
         )
     }

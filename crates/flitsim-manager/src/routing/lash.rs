@@ -1,7 +1,6 @@
 //! LASH: layered shortest-path routing.
 use super::layered::{
-    disconnected, layer_weights, layered_fabric, online_layers, Deps, LayerPlan, PathSet,
-    SwitchGraph,
+    disconnected, layered_fabric, online_layers, Deps, LayerPlan, PathSet, SwitchGraph,
 };
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
@@ -47,32 +46,18 @@ impl RoutingEngine for LashEngine {
         let lft = switch_pair_lft(topo, &g, self.name())?;
         let paths = PathSet::from_lft(topo, &g, &lft, true)?;
         let deps = Deps::new(&paths, g.channels);
-        let (layer, needed) = match online_layers(&paths, &deps, g.channels, 255) {
-            Ok((layer, n)) => (layer, Ok(n)),
-            Err(n) => (Vec::new(), Err(n)),
-        };
-        let weights = match needed {
-            Ok(n) => layer_weights(&paths, &layer, n),
-            Err(_) => Vec::new(),
-        };
-        let row_of_endpoint: Vec<u32> = (0..topo.num_endpoints() as u32)
-            .map(|e| paths.row[topo.endpoint_switch(EndpointId(e)).0 .0 as usize])
-            .collect();
-        let layer_of = |src: usize, dst: usize| {
-            layer[row_of_endpoint[src] as usize * paths.dests + row_of_endpoint[dst] as usize]
-        };
+        let layers = online_layers(&paths, &deps, g.channels, 255);
         layered_fabric(
             topo,
             req,
             lft,
+            &paths,
+            layers,
             &LayerPlan {
                 engine: self.name(),
                 method: "first-fit layering of switch-pair paths".into(),
-                needed,
-                weights,
                 balance: self.balance,
                 max_layers: self.max_layers,
-                layer_of: &layer_of,
             },
         )
     }

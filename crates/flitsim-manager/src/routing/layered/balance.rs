@@ -1,13 +1,14 @@
 //! Layer balancing (spare VLs to the busiest layers) and the tables of a layered routing
 //! ([`layered_fabric`]).
+use super::offline::LayerResult;
 use super::paths::PathSet;
 use crate::routing::tables::{lane_fabric, pair_lane, path_sls, PathSls};
 use crate::routing::{fit_lanes, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{PortNum, Topology};
+use flitsim_topology::{EndpointId, PortNum, Topology};
 
 /// Endpoint pairs per layer.
-pub(in crate::routing) fn layer_weights(paths: &PathSet, layer: &[u8], layers: usize) -> Vec<u64> {
+fn layer_weights(paths: &PathSet, layer: &[u8], layers: usize) -> Vec<u64> {
     let mut w = vec![0u64; layers];
     for (u, &l) in layer.iter().enumerate() {
         w[l as usize] += paths.weight[u] as u64;
@@ -43,25 +44,20 @@ pub(in crate::routing) fn balance_groups(weights: &[u64], lanes: usize) -> Vec<(
         .collect()
 }
 
-/// What a layered engine hands to [`layered_fabric`].
-pub(in crate::routing) struct LayerPlan<'a> {
+/// How a layered engine wants its tables built by [`layered_fabric`].
+pub(in crate::routing) struct LayerPlan {
     /// Engine name for the tables and messages.
     pub engine: &'static str,
     /// What the layers were computed with, for the error message.
     pub method: String,
-    /// Layers needed (≥ 1), or `Err(n)`: the search gave up after `n` layers.
-    pub needed: Result<usize, usize>,
-    /// Endpoint pairs per layer.
-    pub weights: Vec<u64>,
     /// Spread the layers over all VLs of a class's block.
     pub balance: bool,
     /// Use at most this many VLs per class.
     pub max_layers: Option<u8>,
-    /// Layer of the path from `src` to `dst` (endpoints).
-    pub layer_of: &'a dyn Fn(usize, usize) -> u8,
 }
 
-/// Builds the tables of a layered routing: path SL = lane of the path's layer, VL = first VL
+/// Builds the tables of a layered routing from the layer of every unit of `paths` (or the
+/// number of layers a search gave up at): path SL = lane of the path's layer, VL = first VL
 /// of the class's block + path SL on every hop and on the injection link. Fails with
 /// [`RoutingError::NotEnoughVls`] naming the number of layers needed when the VLs (or
 /// `max_layers`) cannot hold them.
@@ -69,14 +65,37 @@ pub(in crate::routing) fn layered_fabric(
     topo: &Topology,
     req: &RoutingRequest,
     lft: Vec<Vec<PortNum>>,
+    paths: &PathSet,
+    layers: LayerResult,
     plan: &LayerPlan,
 ) -> Result<FabricConfig, RoutingError> {
+    let (layer, needed) = match layers {
+        Ok((layer, n)) => (layer, Ok(n)),
+        Err(n) => (Vec::new(), Err(n)),
+    };
+    let weights = match needed {
+        Ok(n) => layer_weights(paths, &layer, n),
+        Err(_) => Vec::new(),
+    };
+    let row_of_endpoint: Vec<u32> = (0..topo.num_endpoints() as u32)
+        .map(|e| paths.row[topo.endpoint_switch(EndpointId(e)).0 .0 as usize])
+        .collect();
+    // The unit of an endpoint pair: its source switch's row, and the destination endpoint or,
+    // for per-switch paths, the destination switch's row.
+    let layer_of = |src: usize, dst: usize| {
+        let col = if paths.per_switch {
+            row_of_endpoint[dst] as usize
+        } else {
+            dst
+        };
+        layer[row_of_endpoint[src] as usize * paths.dests + col]
+    };
     let limit = req.vls.min(plan.max_layers.unwrap_or(u8::MAX));
     let limit_note = match plan.max_layers {
         Some(m) if m < req.vls => format!(" (max_layers = {m})"),
         _ => String::new(),
     };
-    let needed = match plan.needed {
+    let needed = match needed {
         Ok(n) if n <= limit as usize => n as u8,
         Ok(n) => {
             return Err(RoutingError::NotEnoughVls(format!(
@@ -111,13 +130,13 @@ pub(in crate::routing) fn layered_fabric(
         )));
     }
     let groups = if plan.balance {
-        balance_groups(&plan.weights, lanes as usize)
+        balance_groups(&weights, lanes as usize)
     } else {
         (0..needed).map(|l| (l, 1)).collect()
     };
     let routing_sls = lanes;
     let path_sl = path_sls(topo.num_endpoints(), routing_sls, |src, dst| {
-        let (base, size) = groups[(plan.layer_of)(src, dst) as usize];
+        let (base, size) = groups[layer_of(src, dst) as usize];
         base + pair_lane(src, dst, size)
     });
     let sls = PathSls {

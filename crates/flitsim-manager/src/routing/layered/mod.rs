@@ -28,7 +28,7 @@ mod first_fit;
 mod offline;
 mod paths;
 
-pub(super) use balance::{layer_weights, layered_fabric, LayerPlan};
+pub(super) use balance::{layered_fabric, LayerPlan};
 pub(super) use first_fit::{first_fit_restarts, online_layers};
 pub(super) use offline::offline_layers;
 pub use offline::CycleHeuristic;

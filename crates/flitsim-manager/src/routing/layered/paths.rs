@@ -93,6 +93,8 @@ pub(in crate::routing) struct PathSet {
     pub dests: usize,
     /// Endpoint pairs each unit stands for.
     pub weight: Vec<u32>,
+    /// The destinations are switches (`from_lft` with `per_switch`), not endpoints.
+    pub per_switch: bool,
     /// `chans[chan_off[u]..chan_off[u + 1]]` are the channels of unit `u`, in path order.
     chan_off: Vec<u32>,
     chans: Vec<u32>,
@@ -174,6 +176,7 @@ impl PathSet {
             row,
             dests,
             weight,
+            per_switch,
             chan_off,
             chans,
         })
