@@ -101,10 +101,11 @@ impl RoutingEngine for FtreeEngine {
                         cands.sort_unstable();
                         for &c in &cands {
                             let a = g
-                                .arcs(c)
-                                .iter()
-                                .filter(|a| stamp[a.to as usize] == gen)
-                                .min_by_key(|a| (up_load[a.chan as usize], a.port))
+                                .least_loaded(
+                                    c,
+                                    |a| up_load[a.chan as usize],
+                                    |a| stamp[a.to as usize] == gen,
+                                )
                                 .expect("a candidate is linked to the frontier");
                             up_load[a.chan as usize] += 1;
                             lft[c as usize][e] = a.port;
@@ -112,12 +113,11 @@ impl RoutingEngine for FtreeEngine {
                         std::mem::swap(&mut frontier, &mut cands);
                     }
                     // Down-going by going up.
-                    let Some(a) = g
-                        .arcs(cur)
-                        .iter()
-                        .filter(|a| level[a.to as usize] > level[cur as usize])
-                        .min_by_key(|a| (down_load[a.back as usize], a.port))
-                    else {
+                    let Some(a) = g.least_loaded(
+                        cur,
+                        |a| down_load[a.back as usize],
+                        |a| level[a.to as usize] > level[cur as usize],
+                    ) else {
                         break;
                     };
                     down_load[a.back as usize] += 1;
@@ -133,14 +133,11 @@ impl RoutingEngine for FtreeEngine {
                         if routed[u as usize] {
                             continue;
                         }
-                        if let Some(a) = g
-                            .arcs(u)
-                            .iter()
-                            .filter(|a| {
-                                level[a.to as usize] + 1 == lvl as u32 && down[a.to as usize]
-                            })
-                            .min_by_key(|a| (down_load[a.chan as usize], a.port))
-                        {
+                        if let Some(a) = g.least_loaded(
+                            u,
+                            |a| down_load[a.chan as usize],
+                            |a| level[a.to as usize] + 1 == lvl as u32 && down[a.to as usize],
+                        ) {
                             lft[u as usize][e] = a.port;
                             routed[u as usize] = true;
                             down[u as usize] = true;
@@ -152,14 +149,11 @@ impl RoutingEngine for FtreeEngine {
                         if routed[u as usize] {
                             continue;
                         }
-                        if let Some(a) = g
-                            .arcs(u)
-                            .iter()
-                            .filter(|a| {
-                                level[a.to as usize] == lvl as u32 + 1 && routed[a.to as usize]
-                            })
-                            .min_by_key(|a| (up_load[a.chan as usize], a.port))
-                        {
+                        if let Some(a) = g.least_loaded(
+                            u,
+                            |a| up_load[a.chan as usize],
+                            |a| level[a.to as usize] == lvl as u32 + 1 && routed[a.to as usize],
+                        ) {
                             lft[u as usize][e] = a.port;
                             routed[u as usize] = true;
                         }

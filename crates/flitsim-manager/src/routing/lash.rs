@@ -79,24 +79,12 @@ fn switch_pair_lft(
         for &(p, e) in &here {
             lft[t as usize][e.0 as usize] = p;
         }
-        for s in (0..n).filter(|&s| s != t as usize) {
-            if dist[s] == Bfs::UNREACHED {
-                if g.eps[s] > 0 {
-                    return Err(disconnected(engine, topo, s as u32, t));
-                }
-                continue;
-            }
-            let a = g
-                .arcs(s as u32)
-                .iter()
-                .filter(|a| dist[a.to as usize] + 1 == dist[s])
-                .min_by_key(|a| (load[a.chan as usize], a.port))
-                .expect("a switch at distance d > 0 has a neighbour at distance d - 1");
-            load[a.chan as usize] += here.len() as u64;
+        g.min_hop_towards(t, dist, &mut load, here.len() as u64, |s, port| {
             for &(_, e) in &here {
-                lft[s][e.0 as usize] = a.port;
+                lft[s][e.0 as usize] = port;
             }
-        }
+        })
+        .map_err(|s| disconnected(engine, topo, s, t))?;
     }
     Ok(lft)
 }

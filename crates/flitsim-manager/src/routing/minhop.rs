@@ -40,7 +40,7 @@ impl RoutingEngine for MinHopEngine {
         let n_sw = g.len();
         let n_ep = topo.num_endpoints();
         // Destinations assigned so far to each switch port, indexed by channel.
-        let mut load = vec![0u32; g.channels];
+        let mut load = vec![0u64; g.channels];
         let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
 
         let mut bfs = Bfs::default();
@@ -53,22 +53,8 @@ impl RoutingEngine for MinHopEngine {
             }
             let dist = bfs.distances();
             lft[t.0 as usize][e] = eport;
-            for s in (0..n_sw).filter(|&s| s != t.0 as usize) {
-                if dist[s] == Bfs::UNREACHED {
-                    if g.eps[s] > 0 {
-                        return Err(disconnected(self.name(), topo, s as u32, t.0));
-                    }
-                    continue;
-                }
-                let a = g
-                    .arcs(s as u32)
-                    .iter()
-                    .filter(|a| dist[a.to as usize] + 1 == dist[s])
-                    .min_by_key(|a| (load[a.chan as usize], a.port))
-                    .expect("a switch at distance d > 0 has a neighbour at distance d - 1");
-                load[a.chan as usize] += 1;
-                lft[s][e] = a.port;
-            }
+            g.min_hop_towards(t.0, dist, &mut load, 1, |s, port| lft[s][e] = port)
+                .map_err(|s| disconnected(self.name(), topo, s, t.0))?;
         }
 
         single_layer_fabric(self.name(), topo, req, lft)

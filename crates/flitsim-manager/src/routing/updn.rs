@@ -227,17 +227,18 @@ fn route_levels(
                 continue;
             }
             let a = g
-                .arcs(s)
-                .iter()
-                .filter(|a| {
-                    dist[a.to as usize] + 1 == dist[s as usize]
-                        && if down[s as usize] {
-                            !up(s, a.to) && down[a.to as usize]
-                        } else {
-                            up(s, a.to)
-                        }
-                })
-                .min_by_key(|a| (load[a.chan as usize], a.port))
+                .least_loaded(
+                    s,
+                    |a| load[a.chan as usize],
+                    |a| {
+                        dist[a.to as usize] + 1 == dist[s as usize]
+                            && if down[s as usize] {
+                                !up(s, a.to) && down[a.to as usize]
+                            } else {
+                                up(s, a.to)
+                            }
+                    },
+                )
                 .expect("a reached switch has a neighbour one step closer in its mode");
             load[a.chan as usize] += 1;
             lft[s as usize][e] = a.port;

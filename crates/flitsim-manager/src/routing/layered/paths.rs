@@ -77,6 +77,53 @@ impl SwitchGraph {
         bfs.run(self.len(), sources, |u| self.arcs(u).iter().map(|a| a.to))
     }
 
+    /// The arc leaving `s` with the least `load` among those `ok` accepts, ties to the lowest
+    /// port: how every balancing engine chooses between equivalent ports.
+    pub fn least_loaded<L: Ord>(
+        &self,
+        s: u32,
+        load: impl Fn(&Arc) -> L,
+        ok: impl FnMut(&&Arc) -> bool,
+    ) -> Option<&Arc> {
+        self.arcs(s)
+            .iter()
+            .filter(ok)
+            .min_by_key(|a| (load(a), a.port))
+    }
+
+    /// The min-hop step of a destination switch `t`, `dist` being the hop distances to `t`:
+    /// every other switch that reaches `t` forwards through its least-loaded arc one hop closer
+    /// ([`SwitchGraph::least_loaded`] by `load` per channel), whose load then grows by
+    /// `weight`; `set(s, port)` records the entry. Fails with the first switch that has
+    /// endpoints but does not reach `t`.
+    pub fn min_hop_towards(
+        &self,
+        t: u32,
+        dist: &[u32],
+        load: &mut [u64],
+        weight: u64,
+        mut set: impl FnMut(usize, PortNum),
+    ) -> Result<(), u32> {
+        for s in (0..self.len()).filter(|&s| s != t as usize) {
+            if dist[s] == Bfs::UNREACHED {
+                if self.eps[s] > 0 {
+                    return Err(s as u32);
+                }
+                continue;
+            }
+            let a = self
+                .least_loaded(
+                    s as u32,
+                    |a| load[a.chan as usize],
+                    |a| dist[a.to as usize] + 1 == dist[s],
+                )
+                .expect("a switch at distance d > 0 has a neighbour at distance d - 1");
+            load[a.chan as usize] += weight;
+            set(s, a.port);
+        }
+        Ok(())
+    }
+
     /// The first switch with endpoints that `dist` marks unreached, if any.
     pub fn unreached_endpoint_switch(&self, dist: &[u32]) -> Option<usize> {
         (0..self.len()).find(|&s| dist[s] == Bfs::UNREACHED && self.eps[s] > 0)
