@@ -1,7 +1,7 @@
 //! Kautz networks: [`kautz`], with the node numbering of [`kautz_symbols`] and
 //! [`kautz_index`].
-use super::{ep, finish, param_err, sw, EndpointPlacement};
-use crate::{Endpoint, Link, PortNum, Shape, Switch, Topology, TopologyError};
+use super::{attach_endpoints, finish, param_err, sw, EndpointPlacement};
+use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// The symbols of Kautz node `i` of K(b, n): `n + 1` symbols over `0..=b`, no two equal
 /// neighbours. Node index: first symbol · bⁿ + the base-`b` number of the offsets
@@ -94,23 +94,7 @@ pub fn kautz(
             ..Switch::default()
         })
         .collect();
-    let mut links = Vec::new();
-    let mut endpoint_list = Vec::new();
-    for (s, &e) in eps.iter().enumerate() {
-        for p in 0..e {
-            let id = endpoint_list.len() as u32;
-            endpoint_list.push(Endpoint {
-                name: format!("ep{id}"),
-                ..Endpoint::default()
-            });
-            links.push(Link {
-                a: ep(id),
-                b: sw(s as u32, p),
-                latency,
-                width: 1,
-            });
-        }
-    }
+    let (endpoint_list, mut links) = attach_endpoints(eps.iter().copied(), 0, latency);
     let port_of = |u: u32, v: u32| {
         eps[u as usize]
             + adj[u as usize]

@@ -5,7 +5,7 @@
 //! Every generated topology has GUIDs and LIDs ([`Topology::assign_guids_and_lids`]).
 //! [`from_spec`] builds any of them from a one-line spec such as `xgft:h=2,m=10,10,w=5,5`;
 //! [`table1_presets`] lists the networks of Domke, Hoefler and Nagel (IPDPS 2011), Table I.
-use crate::{NodeId, PortNum, PortRef, Topology, TopologyError};
+use crate::{Endpoint, Link, NodeId, PortNum, PortRef, Topology, TopologyError};
 
 mod kautz;
 mod random;
@@ -30,6 +30,39 @@ fn ep(e: u32) -> PortRef {
         node: NodeId::Endpoint(e),
         port: 0,
     }
+}
+
+/// Endpoint `id` of a generated topology, named `ep<id>`.
+fn endpoint(id: u32) -> Endpoint {
+    Endpoint {
+        name: format!("ep{id}"),
+        ..Endpoint::default()
+    }
+}
+
+/// Endpoints numbered switch by switch: `counts[s]` of them on switch `s`, on its ports
+/// `first_port, first_port + 1, …`. Returns the endpoints ([`endpoint`]) and their links
+/// (`latency`, width 1), both in endpoint order.
+fn attach_endpoints(
+    counts: impl IntoIterator<Item = u32>,
+    first_port: u32,
+    latency: u32,
+) -> (Vec<Endpoint>, Vec<Link>) {
+    let mut endpoints = Vec::new();
+    let mut links = Vec::new();
+    for (s, n) in counts.into_iter().enumerate() {
+        for p in 0..n {
+            let id = endpoints.len() as u32;
+            endpoints.push(endpoint(id));
+            links.push(Link {
+                a: ep(id),
+                b: sw(s as u32, first_port + p),
+                latency,
+                width: 1,
+            });
+        }
+    }
+    (endpoints, links)
 }
 
 /// Gives a freshly built topology its deterministic GUIDs and LIDs

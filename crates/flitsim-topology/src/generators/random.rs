@@ -1,7 +1,7 @@
 //! Random irregular networks ([`random`]), the networks of Domke, Hoefler and Nagel's
 //! Fig. 9.
-use super::{ep, finish, sw};
-use crate::{Endpoint, Link, PortNum, Shape, Switch, Topology, TopologyError};
+use super::{attach_endpoints, finish, sw};
+use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 use rand::{seq::SliceRandom, Rng};
 use rand_pcg::Pcg64;
 
@@ -123,23 +123,8 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
             ..Switch::default()
         })
         .collect();
-    let mut links = Vec::new();
-    let mut endpoints = Vec::new();
-    for s in 0..n {
-        for e in 0..p.endpoints_per_switch {
-            let id = s * p.endpoints_per_switch + e;
-            endpoints.push(Endpoint {
-                name: format!("ep{id}"),
-                ..Endpoint::default()
-            });
-            links.push(Link {
-                a: ep(id),
-                b: sw(s, e),
-                latency: p.latency,
-                width: 1,
-            });
-        }
-    }
+    let (endpoints, mut links) =
+        attach_endpoints((0..n).map(|_| p.endpoints_per_switch), 0, p.latency);
     for (s, t) in pairs {
         let ps = next_port[s as usize];
         next_port[s as usize] += 1;

@@ -1,7 +1,7 @@
 //! Tori and meshes: [`torus_or_mesh`], [`torus`], and the coordinate helpers [`coords`] and
 //! [`index`] that DOR uses. Port numbering: [`Shape::Torus`].
-use super::{ep, finish, sw};
-use crate::{Endpoint, Link, PortNum, Shape, Switch, Topology, TopologyError};
+use super::{attach_endpoints, finish, sw};
+use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// Coordinates of switch `i` in a torus/mesh with `sides` (dimension 0 fastest).
 pub fn coords(sides: &[u32], mut i: u32) -> Vec<u32> {
@@ -91,22 +91,12 @@ pub fn torus_or_mesh(
             }
         }
     }
-    let mut endpoints = Vec::new();
-    for i in 0..n {
-        for e in 0..endpoints_per_switch {
-            let id = i * endpoints_per_switch + e;
-            endpoints.push(Endpoint {
-                name: format!("ep{id}"),
-                ..Endpoint::default()
-            });
-            links.push(Link {
-                a: ep(id),
-                b: sw(i, 2 * dims * trunk + e),
-                latency,
-                width: 1,
-            });
-        }
-    }
+    let (endpoints, endpoint_links) = attach_endpoints(
+        (0..n).map(|_| endpoints_per_switch),
+        2 * dims * trunk,
+        latency,
+    );
+    links.extend(endpoint_links);
     let kind = if wrap { "torus" } else { "mesh" };
     let name = format!(
         "{kind}-{}",

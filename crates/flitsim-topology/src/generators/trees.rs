@@ -1,8 +1,8 @@
 //! Fat trees and their relatives: the k-ary n-tree ([`kary_ntree`]), the extended generalized
 //! fat tree ([`xgft`], [`xgft_with_leaves`]) and the folded k-ary n-fly
 //! ([`folded_butterfly`]), which shares the k-ary n-tree's builder.
-use super::{ep, finish, param_err, sw, EndpointPlacement};
-use crate::{Endpoint, Link, PortNum, Shape, Switch, Topology, TopologyError};
+use super::{attach_endpoints, endpoint, ep, finish, param_err, sw, EndpointPlacement};
+use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// k-ary n-tree (Petrini & Vanneschi): `k^n` endpoints, `n` levels of `k^(n-1)` switches with
 /// `2k` ports (roots use only their `k` down ports). Switch `⟨w, l⟩` at level `l` connects up to
@@ -68,19 +68,8 @@ fn kary_stages(
             }
         }
     }
-    let mut endpoints = Vec::new();
-    for e in 0..per_stage * k {
-        endpoints.push(Endpoint {
-            name: format!("ep{e}"),
-            ..Endpoint::default()
-        });
-        links.push(Link {
-            a: ep(e),
-            b: sw(e / k, e % k),
-            latency,
-            width: 1,
-        });
-    }
+    let (endpoints, endpoint_links) = attach_endpoints((0..per_stage).map(|_| k), 0, latency);
+    links.extend(endpoint_links);
     finish(Topology::new(name, shape, switches, endpoints, links))
 }
 
@@ -205,7 +194,6 @@ fn build_xgft(
         }
     }
     let mut links = Vec::new();
-    let mut endpoints = Vec::new();
     // R = ∏_{i≤l} w_i: the place value of digit l+1 at level l (and l+1).
     let mut r = 1u64;
     for l in 0..h {
@@ -240,33 +228,15 @@ fn build_xgft(
         }
         r *= wl;
     }
-    match &leaf_eps {
-        None => {
-            for e in 0..count[0] as u32 {
-                endpoints.push(Endpoint {
-                    name: format!("ep{e}"),
-                    ..Endpoint::default()
-                });
-            }
-        }
+    // Level-0 nodes that are endpoints are linked above; leaf switches get theirs here.
+    let endpoints = match &leaf_eps {
+        None => (0..count[0] as u32).map(endpoint).collect(),
         Some(eps) => {
-            for (leaf, &n) in eps.iter().enumerate() {
-                for p in 0..n {
-                    let id = endpoints.len() as u32;
-                    endpoints.push(Endpoint {
-                        name: format!("ep{id}"),
-                        ..Endpoint::default()
-                    });
-                    links.push(Link {
-                        a: ep(id),
-                        b: sw(leaf as u32, p),
-                        latency,
-                        width: 1,
-                    });
-                }
-            }
+            let (endpoints, endpoint_links) = attach_endpoints(eps.iter().copied(), 0, latency);
+            links.extend(endpoint_links);
+            endpoints
         }
-    }
+    };
     let list = |v: &[u32]| {
         v.iter()
             .map(|x| x.to_string())
