@@ -71,11 +71,7 @@ impl Topology {
 
     /// Reads a JSON topology file.
     pub fn read_json(path: &Path) -> Result<Topology, TopologyError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
-            path: name.clone(),
-            source,
-        })?;
+        let (name, text) = read_text(path)?;
         Self::from_json_named(&text, &name)
     }
 
@@ -89,6 +85,15 @@ impl Topology {
             source,
         })?;
         std::fs::rename(&tmp, path).map_err(|source| TopologyError::Io { path: name, source })
+    }
+}
+
+/// The name (as errors show it) and the text of the file at `path`.
+pub(crate) fn read_text(path: &Path) -> Result<(String, String), TopologyError> {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((name, text)),
+        Err(source) => Err(TopologyError::Io { path: name, source }),
     }
 }
 

@@ -325,7 +325,12 @@ mod tests {
         assert_eq!(t.num_switches(), 48);
         assert_eq!(t.num_endpoints(), 64);
         assert!(t.is_connected());
-        // Every non-root switch uses all 2k ports; roots only k.
+        assert_4_ary_3_stage_ports(&t);
+    }
+
+    /// Every switch of the 48 of a 4-ary 3-stage network uses all 8 ports but those of the last
+    /// stage (32 and up), which use only their 4 down ports.
+    fn assert_4_ary_3_stage_ports(t: &Topology) {
         for s in 0..48u32 {
             let used = (0..8)
                 .filter(|&p| t.switch_peer(SwitchId(s), p).is_some())
@@ -411,12 +416,7 @@ mod tests {
         assert_eq!((t.num_switches(), t.num_endpoints()), (48, 64));
         assert_eq!(t.links().len(), 64 + 2 * 16 * 4);
         assert!(t.is_connected());
-        for s in 0..48u32 {
-            let used = (0..8)
-                .filter(|&p| t.switch_peer(SwitchId(s), p).is_some())
-                .count();
-            assert_eq!(used, if s >= 32 { 4 } else { 8 }, "switch {s}");
-        }
+        assert_4_ary_3_stage_ports(&t);
         // Stage 0 → 1 changes the most significant digit: switch 5 = (1,1) reaches 1, 5, 9, 13.
         let ups: Vec<u32> = (4..8)
             .map(

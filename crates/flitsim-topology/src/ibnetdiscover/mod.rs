@@ -70,11 +70,7 @@ impl Topology {
 
     /// Reads an `ibnetdiscover` dump or `ibsim` net file.
     pub fn read_ib(path: &Path) -> Result<Topology, TopologyError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
-            path: name.clone(),
-            source,
-        })?;
+        let (name, text) = crate::io::read_text(path)?;
         build(&text, &name)
     }
 }
