@@ -8,8 +8,8 @@ use flitsim_topology::{NodeId, PortNum, Topology};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// `opensm-lfts.dump` of `fabric` (see the [module documentation](crate::opensm)). Fails when a node
-/// has no GUID or LID or a switch has more ports than InfiniBand allows.
+/// `opensm-lfts.dump` of `fabric` (see the [module documentation](crate::opensm)). Fails
+/// when a node has no GUID or LID or a switch has more ports than InfiniBand allows.
 pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, RoutingError> {
     fabric.check_shape(topo)?;
     let ids = Ids::of(topo)?;

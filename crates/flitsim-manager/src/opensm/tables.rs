@@ -8,9 +8,9 @@ use super::{at, invalid, IB_DROP_VL, IB_SLS, PATH_SL_FILE, SL2VL_FILE};
 use crate::{FabricConfig, RoutingError};
 use flitsim_topology::{EndpointId, Topology};
 
-/// Reads OpenSM-style dumps (see the [module documentation](crate::opensm)) as the tables of `topo`:
-/// the LFT dump text, and optionally the SL2VL dump and the path SL table. The result has
-/// engine `"file"` (OpenSM's name for its dump-loading engine), `num_vls` one above the
+/// Reads OpenSM-style dumps (see the [module documentation](crate::opensm)) as the tables of
+/// `topo`: the LFT dump text, and optionally the SL2VL dump and the path SL table. The result
+/// has engine `"file"` (OpenSM's name for its dump-loading engine), `num_vls` one above the
 /// largest VL the tables use, and has passed [`FabricConfig::check_shape`] and
 /// [`FabricConfig::check_routes`]. Errors are [`RoutingError::InvalidTables`] naming the file
 /// and line, or the routing errors of the checks.

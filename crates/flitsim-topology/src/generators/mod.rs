@@ -1,10 +1,11 @@
 //! Topology generators, one file per family: tori and meshes (`torus.rs`), fat trees, XGFTs
 //! and the folded butterfly (`trees.rs`), Kautz networks (`kautz.rs`), random networks
 //! (`random.rs`), and one-line specs (`spec.rs`). Each generator documents its port numbering
-//! (in its own documentation and in [`Shape`](crate::Shape)), which routing engines rely on, and its source.
-//! Every generated topology has GUIDs and LIDs ([`Topology::assign_guids_and_lids`]).
-//! [`from_spec`] builds any of them from a one-line spec such as `xgft:h=2,m=10,10,w=5,5`;
-//! [`table1_presets`] lists the networks of Domke, Hoefler and Nagel (IPDPS 2011), Table I.
+//! (in its own documentation and in [`Shape`](crate::Shape)), which routing engines rely on,
+//! and its source. Every generated topology has GUIDs and LIDs
+//! ([`Topology::assign_guids_and_lids`]). [`from_spec`] builds any of them from a one-line spec
+//! such as `xgft:h=2,m=10,10,w=5,5`; [`table1_presets`] lists the networks of Domke, Hoefler
+//! and Nagel (IPDPS 2011), Table I.
 use crate::{Endpoint, Link, NodeId, PortNum, PortRef, Topology, TopologyError};
 
 mod kautz;
