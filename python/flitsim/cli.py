@@ -16,6 +16,11 @@ from typing import Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequ
 import click
 
 from . import FlitsimError, __version__, _core, _read_config, _run_text, check_set
+from ._format import fixed as _fmt
+from ._format import row as _row
+from ._format import scale as _scale
+from ._format import value_label
+from ._format import yes_no as _yes_no
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -410,7 +415,7 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         latency = _mean(r.get("latency_mean") for r in group)
         saturated = sum(1 for r in group if r.get("saturated"))
         body.append(
-            tuple(_cell(v) for v in point)
+            tuple(value_label(v) for v in point)
             + (str(n), _fmt(accepted, 4), _fmt(latency, 1), f"{saturated}/{n}")
         )
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body)]
@@ -423,14 +428,6 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
 def _mean(values: Iterable[Any]) -> Optional[float]:
     numbers = [v for v in values if isinstance(v, (int, float))]
     return sum(numbers) / len(numbers) if numbers else None
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return format(value, ".12g")
-    return str(value)
 
 
 def find_examples_dir() -> Optional[Path]:
@@ -538,36 +535,6 @@ def _latency(lat: Optional[Dict[str, Any]]) -> str:
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
         f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  cycles"
     )
-
-
-def _fmt(value: Any, digits: int) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return _yes_no(value)
-    if isinstance(value, (int, float)):
-        if digits == 0:
-            return f"{value:.0f}"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _scale(value: Any, factor: float) -> Any:
-    return value * factor if isinstance(value, (int, float)) else value
-
-
-def _yes_no(value: Any) -> str:
-    if value is None:
-        return "-"
-    return "yes" if value else "no"
-
-
-def _row(cells: Sequence[str], widths: Sequence[int], left: int = 1) -> str:
-    """One table row: the first ``left`` cells left-aligned, the others right-aligned."""
-    out = []
-    for i, (cell, width) in enumerate(zip(cells, widths)):
-        out.append(f"{cell:<{width}}" if i < left else f"{cell:>{width}}")
-    return " ".join(out).rstrip()
 
 
 from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)

@@ -16,6 +16,7 @@ from typing import List, Tuple
 import click
 
 from . import _core
+from ._format import fixed, row
 from ._core import FlitsimError
 
 SlSpec = Tuple[str, int, int, float]
@@ -96,15 +97,16 @@ def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int
         f"DTable: {entries} entries, GMTU {gmtu} units of {unit_bytes} B, w = {w}, k = {k}, "
         f"pool {table['pool']}, total weight {table['total_weight']}"
     )
-    header = f"  {'SL':<8}{'entries':>8}{'weights':>12}{'total':>8}{'min phi':>9}{'max phi':>9}{'asked':>8}{'before':>8}{'after':>8}"
-    click.echo(header)
+    header = ("SL", "entries", "weights", "total", "min phi", "max phi", "asked", "before",
+              "after")
+    widths = (8, 8, 12, 8, 9, 9, 8, 8, 8)
+    click.echo("  " + row(header, widths, sep=""))
     for s in table["sls"]:
         ws = sorted(set(s["weights"]))
         weights = str(ws[0]) if len(ws) == 1 else f"{ws[0]}-{ws[-1]}"
-        click.echo(
-            f"  {s['name']:<8}{s['entries']:>8}{weights:>12}{s['total_weight']:>8}"
-            f"{s['min_phi']:>9.4f}{s['max_phi']:>9.4f}{s['requested_phi']:>8.4f}"
-            f"{s['raw_phi']:>8.4f}{s['phi']:>8.4f}"
+        cells = (s["name"], str(s["entries"]), weights, str(s["total_weight"])) + tuple(
+            fixed(s[k], 4) for k in ("min_phi", "max_phi", "requested_phi", "raw_phi", "phi")
         )
+        click.echo("  " + row(cells, widths, sep=""))
     layout = " ".join(f"{name or '-'}:{weight}" for name, weight in table["table"])
     click.echo("  table: " + layout)

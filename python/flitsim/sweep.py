@@ -51,6 +51,7 @@ from . import (
     _read_config,
 )
 from .values import format_value, parse_vary
+from ._format import value_label
 from .results import (
     histogram_rows,
     histogram_schema,
@@ -143,7 +144,7 @@ class _Grid:
             if kind == "float64":
                 value = float(value)
             elif kind == "label":
-                value = _label(value)
+                value = value_label(value)
             cells[key] = value
         return cells
 
@@ -731,7 +732,7 @@ def _empty_table(name: str, grid: _Grid) -> "pa.Table":
 
 
 # ---------------------------------------------------------------------------------------
-# Values: column types, directory labels, command-line literals
+# Values: column types and directory labels
 
 
 def _column_kind(values: Sequence[Any]) -> str:
@@ -746,23 +747,8 @@ def _column_kind(values: Sequence[Any]) -> str:
     return "label"  # lists, tables or a mixture: stored as their directory label
 
 
-def _label(value: Any) -> str:
-    """A value as short TOML-ish text: 0.3, 8, true, dor, 4x4."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return format(value, ".12g")
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return "x".join(_label(v) for v in value)
-    return format_value(value)
-
-
 def _dir_label(value: Any) -> str:
-    return _safe(_label(value))
+    return _safe(value_label(value))
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
