@@ -10,12 +10,12 @@ rounding error is corrected from the end of the table.
 from __future__ import annotations
 
 import json
-import sys
 from typing import List, Tuple
 
 import click
 
 from . import _core
+from ._cli import Group
 from ._format import fixed, row
 from ._core import FlitsimError
 
@@ -23,23 +23,25 @@ SlSpec = Tuple[str, int, int, float]
 
 
 def parse_sl(text: str) -> SlSpec:
-    """Parse ``NAME:MAX_DISTANCE:MTU:SHARE`` (MTU in units, share a fraction or a percent)."""
+    """Parse ``NAME:MAX_DISTANCE:MTU:SHARE`` (MTU in units, share a fraction or a percent).
+
+    Raises :class:`flitsim.FlitsimError` naming the option and what is wrong.
+
+    >>> parse_sl("VO:2:2:0.1"), parse_sl("BK:16:16:5%")
+    (('VO', 2, 2, 0.1), ('BK', 16, 16, 0.05))
+    """
     parts = text.split(":")
     if len(parts) != 4 or not parts[0]:
-        raise click.BadParameter(
-            f"{text!r}: expected NAME:MAX_DISTANCE:MTU:SHARE, e.g. VO:2:2:0.1", param_hint="--sl"
-        )
+        raise FlitsimError(f"--sl {text!r}: expected NAME:MAX_DISTANCE:MTU:SHARE, e.g. VO:2:2:0.1")
     name, distance, mtu, share = parts
     try:
         d, m = int(distance), int(mtu)
     except ValueError:
-        raise click.BadParameter(
-            f"{text!r}: MAX_DISTANCE and MTU must be whole numbers", param_hint="--sl"
-        ) from None
+        raise FlitsimError(f"--sl {text!r}: MAX_DISTANCE and MTU must be whole numbers") from None
     try:
         s = float(share.rstrip("%")) / (100.0 if share.endswith("%") else 1.0)
     except ValueError:
-        raise click.BadParameter(f"{text!r}: SHARE must be a number", param_hint="--sl") from None
+        raise FlitsimError(f"--sl {text!r}: SHARE must be a number") from None
     return name, d, m, s
 
 
@@ -56,7 +58,7 @@ def dtable(
     return json.loads(_core.dtable_json(entries, gmtu, w, k, unit_bytes, list(sls)))
 
 
-@click.group()
+@click.group(cls=Group)
 def qos() -> None:
     """QoS tables: DTable arbitration tables for Omni-Path-like fabrics."""
 
@@ -85,11 +87,7 @@ def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int
           --sl VO:2:2:0.1 --sl VI:4:4:0.3 --sl CL:8:8:0.5 --sl BE:16:16:0.05 --sl BK:16:16:0.05
     """
     specs = [parse_sl(s) for s in sls]
-    try:
-        table = dtable(specs, entries, gmtu, w, k, unit_bytes)
-    except FlitsimError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
+    table = dtable(specs, entries, gmtu, w, k, unit_bytes)
     if as_json:
         click.echo(json.dumps(table, indent=2))
         return
