@@ -27,10 +27,11 @@ from typing import Any, Dict, Optional, Tuple
 import click
 
 from . import _core
+from ._catalog import CYCLE_HEURISTICS, engines_for_help
 from ._cli import Group, fail
 
 FORMATS = ("json", "ibnetdiscover")
-HEURISTICS = ("weakest", "strongest", "first")
+HEURISTICS = CYCLE_HEURISTICS
 
 def _write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so a failure leaves no partial file."""
@@ -174,7 +175,7 @@ def _shape(s: Dict[str, Any]) -> str:
     "--engine",
     "-e",
     required=True,
-    help="minhop, updn, ftree, dor, lash, sssp, dfsssp or dmodk.",
+    help=f"{engines_for_help()}.",
 )
 @click.option(
     "--max-vls",
@@ -306,7 +307,7 @@ def format_route(r: Dict[str, Any]) -> str:
 
 @click.command("ebb")
 @click.argument("topology", metavar="TOPO")
-@click.option("--engine", "-e", default=None, help="Route TOPO with this engine.")
+@click.option("--engine", "-e", default=None, help=f"Route TOPO with this engine: {engines_for_help()}.")
 @click.option(
     "--tables",
     "tables_dir",
