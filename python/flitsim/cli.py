@@ -442,7 +442,8 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     if dl:
         blocked = dl.get("blocked") or []
         where = ", ".join(
-            f"{b['switch']} port {b['in_port']} VL {b['vl']} -> port {b['out_port']} VL {b['out_vl']}"
+            f"{b['switch']} port {b['in_port']} VL {b['vl']} -> "
+            f"port {b['out_port']} VL {b['out_vl']}"
             for b in blocked[:6]
         )
         more = f" (+{len(blocked) - 6} more)" if len(blocked) > 6 else ""

@@ -307,7 +307,9 @@ def format_route(r: Dict[str, Any]) -> str:
 
 @click.command("ebb")
 @click.argument("topology", metavar="TOPO")
-@click.option("--engine", "-e", default=None, help=f"Route TOPO with this engine: {engines_for_help()}.")
+@click.option(
+    "--engine", "-e", default=None, help=f"Route TOPO with this engine: {engines_for_help()}."
+)
 @click.option(
     "--tables",
     "tables_dir",
@@ -361,7 +363,9 @@ def ebb(
         )
         for link in sorted(r["links"], key=lambda x: -x["flows"])[:10]:
             kind = "endpoint" if link["to_endpoint"] else "switch"
-            click.echo(f"  {link['switch']:<20} port {link['port']:>3} ({kind}): {link['flows']} flows")
+            click.echo(
+                f"  {link['switch']:<20} port {link['port']:>3} ({kind}): {link['flows']} flows"
+            )
         return
     text = _core.ebb_json(
         topology,

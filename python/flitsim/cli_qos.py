@@ -16,8 +16,8 @@ import click
 
 from . import _core
 from ._cli import Group
-from ._format import fixed, row
 from ._core import FlitsimError
+from ._format import fixed, row
 
 SlSpec = Tuple[str, int, int, float]
 
@@ -46,7 +46,12 @@ def parse_sl(text: str) -> SlSpec:
 
 
 def dtable(
-    sls: List[SlSpec], entries: int = 128, gmtu: int = 16, w: int = 8, k: int = 2, unit_bytes: int = 64
+    sls: List[SlSpec],
+    entries: int = 128,
+    gmtu: int = 16,
+    w: int = 8,
+    k: int = 2,
+    unit_bytes: int = 64,
 ) -> dict:
     """Configure a DTable; returns the engine's description of it.
 
@@ -66,8 +71,12 @@ def qos() -> None:
 @qos.command("dtable")
 @click.option("--entries", "-n", type=int, default=128, show_default=True, help="Table entries N.")
 @click.option("--gmtu", type=int, default=16, show_default=True, help="Global MTU, in units.")
-@click.option("--w", "w", type=int, default=8, show_default=True, help="Largest entry weight, in GMTUs.")
-@click.option("--k", "k", type=int, default=2, show_default=True, help="Pool factor (pool = N·GMTU·k).")
+@click.option(
+    "--w", "w", type=int, default=8, show_default=True, help="Largest entry weight, in GMTUs."
+)
+@click.option(
+    "--k", "k", type=int, default=2, show_default=True, help="Pool factor (pool = N·GMTU·k)."
+)
 @click.option(
     "--sl",
     "sls",
@@ -78,7 +87,9 @@ def qos() -> None:
 )
 @click.option("--unit-bytes", type=int, default=64, show_default=True, help="Bytes per unit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int, as_json: bool) -> None:
+def dtable_command(
+    entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int, as_json: bool
+) -> None:
     """Build a DTable arbitration table and print it with each SL's achieved share.
 
     \b

@@ -44,7 +44,6 @@ drawn.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import (
@@ -53,7 +52,6 @@ from typing import (
     Dict,
     Iterable,
     List,
-    NamedTuple,
     Optional,
     Sequence,
     Tuple,
@@ -65,9 +63,6 @@ from ._format import short_label as _fmt_value
 from .stats import (
     CONFIDENCE,
     LOAD_KEY,
-    PER_SL_STATS,
-    SATURATION_TOLERANCE,
-    SUMMARY_STATS,
     Estimate,
     Point,
     SweepSource,
@@ -665,7 +660,7 @@ def latency_cdf_figure(sweep: Any, *, log_x: Optional[bool] = None):
                 ax.set_visible(False)
                 continue
             point, why = chosen[c]
-            for (p, sl, name), (lat, count) in hist.items():
+            for (p, sl, _name), (lat, count) in hist.items():
                 if p != point or count.sum() <= 0:
                     continue
                 cdf = np.cumsum(count) / count.sum()

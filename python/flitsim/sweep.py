@@ -50,7 +50,6 @@ from . import (
     _core,
     _read_config,
 )
-from .values import format_value, parse_vary
 from ._format import value_label
 from .results import (
     histogram_rows,
@@ -60,6 +59,7 @@ from .results import (
     summary_row,
     summary_schema,
 )
+from .values import format_value, parse_vary
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -520,7 +520,8 @@ def _dask_results(
     try:
         import logging
 
-        from distributed import Client, LocalCluster, as_completed as dask_completed
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
     except ImportError:
         raise FlitsimError(
             "backend='dask' needs dask.distributed: pip install 'flitsim[dask]'"
