@@ -56,7 +56,8 @@ def main() -> None:
     "sets",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Override one config key, e.g. --set traffic.load=0.4 (repeatable).",
+    help="Override one config key, e.g. --set traffic.load=0.4 (repeatable). VALUE is a "
+    "TOML value, else a bare word taken as a string.",
 )
 @click.option("--seed", type=int, default=None, help="Replace the config's seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -249,8 +250,9 @@ def schema() -> None:
     "varies",
     multiple=True,
     metavar="KEY=VALUES",
-    help="A key and its values: key=v1,v2,... (TOML literals; bare words are strings) or "
-    "key=start:stop:step (inclusive numeric range). Repeatable; the grid is the product.",
+    help="A key and its values: key=v1,v2,... (each a TOML value, else a bare word taken as a "
+    "string, as for --set) or key=start:stop:step (inclusive numeric range). Repeatable; "
+    "the grid is the product.",
 )
 @click.option(
     "--seeds",
