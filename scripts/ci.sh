@@ -30,6 +30,15 @@ echo "== pytest tests/python, and the doctests of the installed package"
 "$PYTHON" -m pytest tests/python -q
 (cd "$(mktemp -d)" && "$PYTHON" -m pytest --doctest-modules --pyargs flitsim -q -p no:cacheprovider)
 
+echo "== ruff check (lint of the Python package and tests)"
+"$PYTHON" -m ruff check python tests/python
+
+echo "== stubtest: python/flitsim/_core.pyi against the compiled module"
+(cd "$(mktemp -d)" && "$PYTHON" -m mypy.stubtest flitsim._core)
+
+echo "== README.md's bash commands (reduced run lengths; skips listed in the script)"
+"$PYTHON" scripts/readme_commands.py
+
 echo "== smoke-run examples/*.toml"
 shopt -s nullglob
 examples=(examples/*.toml)

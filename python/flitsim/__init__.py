@@ -26,8 +26,6 @@ names the file, the key and, where known, the line.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
@@ -35,6 +33,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
 from . import _core
 from ._core import FlitsimError
 from .results import Result
+from .values import check_set, format_value, to_toml
 
 __all__ = [
     "FlitsimError",
@@ -170,112 +169,6 @@ def _collect_sets(sets: Optional[Iterable[str]], overrides: Mapping[str, Any]) -
         key = name.replace("__", ".")
         result.append(f"{key}={format_value(value)}")
     return result
-
-
-def check_set(item: str) -> str:
-    """Check one ``key=value`` override and return it unchanged.
-
-    Raises :class:`FlitsimError` when there is no ``=`` or the key is empty.
-    """
-    if not isinstance(item, str):
-        raise FlitsimError(f"override must be a 'key=value' string, got {item!r}")
-    key, sep, _ = item.partition("=")
-    if not sep or not key.strip():
-        raise FlitsimError(
-            f"invalid override {item!r}: expected key=value (for example traffic.load=0.4)"
-        )
-    return item
-
-
-def format_value(value: Any) -> str:
-    """Write a Python value as a TOML value, for use in a ``key=value`` override."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise FlitsimError(f"override value must be finite, got {value!r}")
-        return repr(value)
-    if isinstance(value, str):
-        # A JSON string with only printable escapes is also a TOML basic string.
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, os.PathLike):
-        return json.dumps(os.fspath(value), ensure_ascii=False)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        items = ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items())
-        return "{ " + items + " }" if items else "{}"
-    raise FlitsimError(f"cannot write {type(value).__name__} value {value!r} as TOML")
-
-
-def _toml_key(key: Any) -> str:
-    key = str(key)
-    if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
-        return key
-    return json.dumps(key, ensure_ascii=False)
-
-
-def to_toml(data: Mapping[str, Any]) -> str:
-    """Write a dict as TOML text.
-
-    Nested dicts become ``[tables]``, lists of dicts ``[[arrays.of.tables]]``; strings,
-    numbers, booleans and lists are written as by :func:`format_value`. Keys whose value is
-    ``None`` are left out (TOML has no null; the engine then uses its default).
-
-    >>> print(to_toml({"seed": 1, "topology": {"kind": "torus", "sides": [4, 4]},
-    ...                "traffic": {"load": 0.3, "class": [{"name": "BE"}, {"name": "RT"}]}}))
-    seed = 1
-    <BLANKLINE>
-    [topology]
-    kind = "torus"
-    sides = [4, 4]
-    <BLANKLINE>
-    [traffic]
-    load = 0.3
-    <BLANKLINE>
-    [[traffic.class]]
-    name = "BE"
-    <BLANKLINE>
-    [[traffic.class]]
-    name = "RT"
-    <BLANKLINE>
-    """
-    if not isinstance(data, Mapping):
-        raise TypeError(f"to_toml needs a dict, not {type(data).__name__}")
-    lines: list = []
-    _write_table(lines, data, ())
-    return "\n".join(lines).lstrip("\n") + "\n"
-
-
-def _write_table(lines: list, table: Mapping[str, Any], path: Tuple[str, ...]) -> None:
-    # Plain values first: in TOML they belong to the most recent header.
-    nested = []
-    for key, value in table.items():
-        if value is None:
-            continue
-        if isinstance(value, Mapping) or _is_table_array(value):
-            nested.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {format_value(value)}")
-    for key, value in nested:
-        sub = path + (_toml_key(key),)
-        if isinstance(value, Mapping):
-            lines += ["", f"[{'.'.join(sub)}]"]
-            _write_table(lines, value, sub)
-        else:
-            for item in value:
-                lines += ["", f"[[{'.'.join(sub)}]]"]
-                _write_table(lines, item, sub)
-
-
-def _is_table_array(value: Any) -> bool:
-    return (
-        isinstance(value, (list, tuple))
-        and len(value) > 0
-        and all(isinstance(v, Mapping) for v in value)
-    )
 
 
 # The sweep machinery needs the helpers above, so it is imported last.

@@ -2,13 +2,28 @@
 
 from typing import List, Optional, Tuple
 
+__all__ = [
+    "FlitsimError",
+    "run_json",
+    "resolve_json",
+    "schema_json",
+    "dtable_json",
+    "link_loads_json",
+    "version",
+    "topo_json",
+    "topo_info_json",
+    "topo_convert",
+    "route_json",
+    "ebb_json",
+]
+
 class FlitsimError(ValueError):
     """A flitsim experiment could not be run: invalid configuration, override or input."""
 
 def run_json(
     text: str,
     origin: str = "<string>",
-    sets: List[str] = [],
+    sets: List[str] = ...,
     seed: Optional[int] = None,
 ) -> str:
     """Run one experiment given as TOML text and return its summary as a JSON string.
@@ -20,7 +35,7 @@ def run_json(
 def resolve_json(
     text: str,
     origin: str = "<string>",
-    sets: List[str] = [],
+    sets: List[str] = ...,
     seed: Optional[int] = None,
 ) -> str:
     """Validate an experiment without running it; return JSON with ``config_hash``, ``seed``

@@ -2,8 +2,10 @@
 
 Commands: ``run`` one experiment, ``sweep`` a grid of experiments into a Parquet dataset,
 ``bench`` the macro-benchmarks, ``demo`` a small load sweep, ``schema`` the JSON Schema of
-experiment files, ``version``. Errors in the user's input print ``error: <message>`` on
-stderr and exit with status 2, without a traceback; an interrupted sweep exits with 130.
+experiment files, ``version``; ``topo``, ``route`` and ``ebb`` (:mod:`flitsim.cli_fabric`)
+and ``qos`` (:mod:`flitsim.cli_qos`). Errors in the user's input print ``error: <message>``
+on stderr and exit with status 2, without a traceback; Ctrl-C exits with 130
+(:mod:`flitsim._cli` is the one place that does this).
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 from . import FlitsimError, __version__, _core, _read_config, _run_text, check_set
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+from ._cli import EXIT_INTERRUPTED, EXIT_USAGE, INTERRUPT_HINT, Group, fail  # noqa: F401
+from ._format import fixed as _fmt
+from ._format import row as _row
+from ._format import scale as _scale
+from ._format import value_label
+from ._format import yes_no as _yes_no
 
 # (name, file under examples/, load) of the scenarios `flitsim bench` runs.
 BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
@@ -31,24 +36,14 @@ BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false"
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
 
 
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
-
-
 def _run(config: Any, sets: Sequence[str], seed: Optional[int]) -> str:
-    """Run one experiment; turn user errors into ``error: …`` and exit status 2."""
-    try:
-        checked = [check_set(s) for s in sets]
-        text, origin = _read_config(config)
-        return _run_text(text, origin, checked, seed)
-    except FlitsimError as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    """Run one experiment and return its JSON summary (errors: see :mod:`flitsim._cli`)."""
+    checked = [check_set(s) for s in sets]
+    text, origin = _read_config(config)
+    return _run_text(text, origin, checked, seed)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="flitsim")
 def main() -> None:
     """flitsim: flit-level simulator of lossless, credit-based HPC interconnects."""
@@ -61,7 +56,8 @@ def main() -> None:
     "sets",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Override one config key, e.g. --set traffic.load=0.4 (repeatable).",
+    help="Override one config key, e.g. --set traffic.load=0.4 (repeatable). VALUE is a "
+    "TOML value, else a bare word taken as a string.",
 )
 @click.option("--seed", type=int, default=None, help="Replace the config's seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -91,13 +87,13 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     """Run the macro-benchmark scenarios and print simulation speed."""
     directory = examples_dir if examples_dir is not None else find_examples_dir()
     if directory is None:
-        _fail(
+        fail(
             "cannot find the examples/ directory; run `flitsim bench` from the repository "
             "root or pass --examples-dir"
         )
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
-        _fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
+        fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
 
     header = ("scenario", "load", "sim cycles", "wall s", "cycles/s", "Mflit-hops/s")
     widths = (24, 5, 11, 8, 11, 12)
@@ -148,12 +144,7 @@ def demo(out_dir: Path, jobs: Optional[int]) -> None:
     )
     loads = ", ".join(f"{x:g}" for x in DEMO_LOADS)
     click.echo(f"offered loads {loads} flits/cycle/endpoint, {DEMO_SEEDS} seeds each")
-    try:
-        result = run_demo(out_dir, jobs=jobs)
-    except FlitsimError as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    result = run_demo(out_dir, jobs=jobs)
     names = sorted({k.split(".", 1)[1] for row in result.rows for k in row if "." in k})
     header = ("load", "accepted", "lat mean", "lat p99") + tuple(
         f"{n} mean" for n in names
@@ -205,12 +196,7 @@ def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]
     """
     from .plot import plot_sweep
 
-    try:
-        paths = plot_sweep(directory, dest=dest, formats=formats or ("png", "svg"))
-    except (FlitsimError, ImportError) as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    paths = plot_sweep(directory, dest=dest, formats=formats or ("png", "svg"))
     for path in paths:
         click.echo(str(path))
 
@@ -231,12 +217,7 @@ def report_command(directory: Path, dest: Optional[Path]) -> None:
     """
     from .report import write_report
 
-    try:
-        path = write_report(directory, dest=dest)
-    except (FlitsimError, ImportError) as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
+    path = write_report(directory, dest=dest)
     click.echo(str(path))
 
 
@@ -269,8 +250,9 @@ def schema() -> None:
     "varies",
     multiple=True,
     metavar="KEY=VALUES",
-    help="A key and its values: key=v1,v2,... (TOML literals; bare words are strings) or "
-    "key=start:stop:step (inclusive numeric range). Repeatable; the grid is the product.",
+    help="A key and its values: key=v1,v2,... (each a TOML value, else a bare word taken as a "
+    "string, as for --set) or key=start:stop:step (inclusive numeric range). Repeatable; "
+    "the grid is the product.",
 )
 @click.option(
     "--seeds",
@@ -343,45 +325,35 @@ def sweep(
       flitsim sweep examples/torus-8x8-uniform.toml --vary traffic.load=0.1:0.5:0.1 \\
           --vary routing.vls=2,4 --seeds 3 --jobs 2 --out sweep-8x8
     """
-    from .sweep import SweepInterrupted, parse_vary
     from .sweep import sweep as run_sweep
+    from .values import parse_vary
 
     vary: Dict[str, List[Any]] = {}
     for spec in varies:
         try:
             key, values = parse_vary(spec)
         except FlitsimError as e:
-            _fail(f"--vary {spec}: {e}")
+            fail(f"--vary {spec}: {e}")
         if key in vary:
-            _fail(f"--vary {spec}: key {key} is already varied")
+            fail(f"--vary {spec}: key {key} is already varied")
         vary[key] = values
     if backend is None:
         backend = "dask" if scheduler is not None else "local"
-    try:
-        checked = [check_set(s) for s in sets]
-        table = run_sweep(
-            Path(file),
-            vary,
-            seeds=seeds,
-            jobs=jobs,
-            backend=backend,
-            scheduler=scheduler,
-            out=out_dir,
-            progress=progress,
-            overwrite=overwrite,
-            sets=checked,
-        )
-    except FlitsimError as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
-    except KeyboardInterrupt as e:
-        if isinstance(e, SweepInterrupted):
-            done = f"{e.finished} of {e.total} points finished; "
-        else:
-            done = ""
-        click.echo(f"interrupted: {done}rerun the same command to resume", err=True)
-        raise SystemExit(EXIT_INTERRUPTED)
+    checked = [check_set(s) for s in sets]
+    # Ctrl-C keeps the finished runs: say how to resume.
+    click.get_current_context().meta[INTERRUPT_HINT] = "rerun the same command to resume"
+    table = run_sweep(
+        Path(file),
+        vary,
+        seeds=seeds,
+        jobs=jobs,
+        backend=backend,
+        scheduler=scheduler,
+        out=out_dir,
+        progress=progress,
+        overwrite=overwrite,
+        sets=checked,
+    )
 
     rows = table.to_pylist()
     if as_json:
@@ -410,7 +382,7 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         latency = _mean(r.get("latency_mean") for r in group)
         saturated = sum(1 for r in group if r.get("saturated"))
         body.append(
-            tuple(_cell(v) for v in point)
+            tuple(value_label(v) for v in point)
             + (str(n), _fmt(accepted, 4), _fmt(latency, 1), f"{saturated}/{n}")
         )
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body)]
@@ -423,14 +395,6 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
 def _mean(values: Iterable[Any]) -> Optional[float]:
     numbers = [v for v in values if isinstance(v, (int, float))]
     return sum(numbers) / len(numbers) if numbers else None
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return format(value, ".12g")
-    return str(value)
 
 
 def find_examples_dir() -> Optional[Path]:
@@ -480,7 +444,8 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     if dl:
         blocked = dl.get("blocked") or []
         where = ", ".join(
-            f"{b['switch']} port {b['in_port']} VL {b['vl']} -> port {b['out_port']} VL {b['out_vl']}"
+            f"{b['switch']} port {b['in_port']} VL {b['vl']} -> "
+            f"port {b['out_port']} VL {b['out_vl']}"
             for b in blocked[:6]
         )
         more = f" (+{len(blocked) - 6} more)" if len(blocked) > 6 else ""
@@ -538,36 +503,6 @@ def _latency(lat: Optional[Dict[str, Any]]) -> str:
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
         f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  cycles"
     )
-
-
-def _fmt(value: Any, digits: int) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return _yes_no(value)
-    if isinstance(value, (int, float)):
-        if digits == 0:
-            return f"{value:.0f}"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _scale(value: Any, factor: float) -> Any:
-    return value * factor if isinstance(value, (int, float)) else value
-
-
-def _yes_no(value: Any) -> str:
-    if value is None:
-        return "-"
-    return "yes" if value else "no"
-
-
-def _row(cells: Sequence[str], widths: Sequence[int], left: int = 1) -> str:
-    """One table row: the first ``left`` cells left-aligned, the others right-aligned."""
-    out = []
-    for i, (cell, width) in enumerate(zip(cells, widths)):
-        out.append(f"{cell:<{width}}" if i < left else f"{cell:>{width}}")
-    return " ".join(out).rstrip()
 
 
 from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)

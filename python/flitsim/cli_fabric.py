@@ -12,7 +12,8 @@ A TOPO argument is a topology file (``.json``: flitsim's format; anything else: 
   experiment loads with ``routing.tables = "DIR"``.
 * ``flitsim ebb`` computes the effective bisection bandwidth of a routing.
 
-Errors print ``error: <message>`` on stderr and exit with status 2, without a traceback.
+Errors print ``error: <message>`` on stderr and exit with status 2, without a traceback
+(:mod:`flitsim._cli`).
 """
 
 from __future__ import annotations
@@ -21,33 +22,16 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, NoReturn, Optional, Tuple, TypeVar
+from typing import Any, Dict, Optional, Tuple
 
 import click
 
-from . import FlitsimError, _core
+from . import _core
+from ._catalog import CYCLE_HEURISTICS, engines_for_help
+from ._cli import Group, fail
 
-EXIT_USAGE = 2
 FORMATS = ("json", "ibnetdiscover")
-HEURISTICS = ("weakest", "strongest", "first")
-
-T = TypeVar("T")
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(EXIT_USAGE)
-
-
-def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call into the core; turn user errors into ``error: …`` and exit status 2."""
-    try:
-        return fn(*args, **kwargs)
-    except FlitsimError as e:
-        _fail(str(e))
-    except OSError as e:
-        _fail(str(e) if not e.filename else f"{e.strerror or e}: {e.filename}")
-
+HEURISTICS = CYCLE_HEURISTICS
 
 def _write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so a failure leaves no partial file."""
@@ -65,7 +49,7 @@ def _write_text(path: Path, text: str) -> None:
                 pass
             raise
     except OSError as e:
-        _fail(f"cannot write {path}: {e.strerror or e}")
+        fail(f"cannot write {path}: {e.strerror or e}")
 
 
 def _format_for(out: Optional[Path], fmt: Optional[str]) -> str:
@@ -88,7 +72,7 @@ def _emit(text: str, out: Optional[Path]) -> None:
 # ---------------------------------------------------------------------------------------- topo
 
 
-@click.group("topo")
+@click.group("topo", cls=Group)
 def topo() -> None:
     """Generate, describe and convert topologies.
 
@@ -120,7 +104,7 @@ def topo_generate(spec: str, out: Optional[Path], fmt: Optional[str]) -> None:
 
     Generated switches and endpoints get deterministic GUIDs and LIDs.
     """
-    _emit(_call(_core.topo_convert, spec, _format_for(out, fmt)), out)
+    _emit(_core.topo_convert(spec, _format_for(out, fmt)), out)
 
 
 @topo.command("info")
@@ -128,7 +112,7 @@ def topo_generate(spec: str, out: Optional[Path], fmt: Optional[str]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as one JSON object.")
 def topo_info(topology: str, as_json: bool) -> None:
     """Print switches, endpoints, links, ports, connectivity and diameter of TOPO."""
-    text = _call(_core.topo_info_json, topology)
+    text = _core.topo_info_json(topology)
     if as_json:
         click.echo(text)
         return
@@ -146,7 +130,7 @@ def topo_info(topology: str, as_json: bool) -> None:
 )
 def topo_convert(topology: str, fmt: str, out: Optional[Path]) -> None:
     """Convert TOPO to flitsim JSON or an ibnetdiscover dump."""
-    _emit(_call(_core.topo_convert, topology, fmt), out)
+    _emit(_core.topo_convert(topology, fmt), out)
 
 
 def format_topo_info(i: Dict[str, Any]) -> str:
@@ -191,7 +175,7 @@ def _shape(s: Dict[str, Any]) -> str:
     "--engine",
     "-e",
     required=True,
-    help="minhop, updn, ftree, dor, lash, sssp, dfsssp or dmodk.",
+    help=f"{engines_for_help()}.",
 )
 @click.option(
     "--max-vls",
@@ -280,8 +264,7 @@ def route(
         options["max_layers"] = max_layers
     if roots:
         options["roots"] = list(roots)
-    text = _call(
-        _core.route_json,
+    text = _core.route_json(
         topology,
         engine,
         max_vls,
@@ -324,7 +307,9 @@ def format_route(r: Dict[str, Any]) -> str:
 
 @click.command("ebb")
 @click.argument("topology", metavar="TOPO")
-@click.option("--engine", "-e", default=None, help="Route TOPO with this engine.")
+@click.option(
+    "--engine", "-e", default=None, help=f"Route TOPO with this engine: {engines_for_help()}."
+)
 @click.option(
     "--tables",
     "tables_dir",
@@ -362,11 +347,10 @@ def ebb(
     when flows share links equally (1.0: every flow at full link speed).
     """
     if (engine is None) == (tables_dir is None):
-        _fail("give exactly one of --engine E and --tables DIR")
+        fail("give exactly one of --engine E and --tables DIR")
     if all_to_all:
-        text = _call(
-            _core.link_loads_json, topology, engine,
-            None if tables_dir is None else str(tables_dir), max_vls,
+        text = _core.link_loads_json(
+            topology, engine, None if tables_dir is None else str(tables_dir), max_vls
         )
         if as_json:
             click.echo(text)
@@ -379,10 +363,11 @@ def ebb(
         )
         for link in sorted(r["links"], key=lambda x: -x["flows"])[:10]:
             kind = "endpoint" if link["to_endpoint"] else "switch"
-            click.echo(f"  {link['switch']:<20} port {link['port']:>3} ({kind}): {link['flows']} flows")
+            click.echo(
+                f"  {link['switch']:<20} port {link['port']:>3} ({kind}): {link['flows']} flows"
+            )
         return
-    text = _call(
-        _core.ebb_json,
+    text = _core.ebb_json(
         topology,
         engine,
         None if tables_dir is None else str(tables_dir),

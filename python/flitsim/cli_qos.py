@@ -10,40 +10,48 @@ rounding error is corrected from the end of the table.
 from __future__ import annotations
 
 import json
-import sys
 from typing import List, Tuple
 
 import click
 
 from . import _core
+from ._cli import Group
 from ._core import FlitsimError
+from ._format import fixed, row
 
 SlSpec = Tuple[str, int, int, float]
 
 
 def parse_sl(text: str) -> SlSpec:
-    """Parse ``NAME:MAX_DISTANCE:MTU:SHARE`` (MTU in units, share a fraction or a percent)."""
+    """Parse ``NAME:MAX_DISTANCE:MTU:SHARE`` (MTU in units, share a fraction or a percent).
+
+    Raises :class:`flitsim.FlitsimError` naming the option and what is wrong.
+
+    >>> parse_sl("VO:2:2:0.1"), parse_sl("BK:16:16:5%")
+    (('VO', 2, 2, 0.1), ('BK', 16, 16, 0.05))
+    """
     parts = text.split(":")
     if len(parts) != 4 or not parts[0]:
-        raise click.BadParameter(
-            f"{text!r}: expected NAME:MAX_DISTANCE:MTU:SHARE, e.g. VO:2:2:0.1", param_hint="--sl"
-        )
+        raise FlitsimError(f"--sl {text!r}: expected NAME:MAX_DISTANCE:MTU:SHARE, e.g. VO:2:2:0.1")
     name, distance, mtu, share = parts
     try:
         d, m = int(distance), int(mtu)
     except ValueError:
-        raise click.BadParameter(
-            f"{text!r}: MAX_DISTANCE and MTU must be whole numbers", param_hint="--sl"
-        ) from None
+        raise FlitsimError(f"--sl {text!r}: MAX_DISTANCE and MTU must be whole numbers") from None
     try:
         s = float(share.rstrip("%")) / (100.0 if share.endswith("%") else 1.0)
     except ValueError:
-        raise click.BadParameter(f"{text!r}: SHARE must be a number", param_hint="--sl") from None
+        raise FlitsimError(f"--sl {text!r}: SHARE must be a number") from None
     return name, d, m, s
 
 
 def dtable(
-    sls: List[SlSpec], entries: int = 128, gmtu: int = 16, w: int = 8, k: int = 2, unit_bytes: int = 64
+    sls: List[SlSpec],
+    entries: int = 128,
+    gmtu: int = 16,
+    w: int = 8,
+    k: int = 2,
+    unit_bytes: int = 64,
 ) -> dict:
     """Configure a DTable; returns the engine's description of it.
 
@@ -55,7 +63,7 @@ def dtable(
     return json.loads(_core.dtable_json(entries, gmtu, w, k, unit_bytes, list(sls)))
 
 
-@click.group()
+@click.group(cls=Group)
 def qos() -> None:
     """QoS tables: DTable arbitration tables for Omni-Path-like fabrics."""
 
@@ -63,8 +71,12 @@ def qos() -> None:
 @qos.command("dtable")
 @click.option("--entries", "-n", type=int, default=128, show_default=True, help="Table entries N.")
 @click.option("--gmtu", type=int, default=16, show_default=True, help="Global MTU, in units.")
-@click.option("--w", "w", type=int, default=8, show_default=True, help="Largest entry weight, in GMTUs.")
-@click.option("--k", "k", type=int, default=2, show_default=True, help="Pool factor (pool = N·GMTU·k).")
+@click.option(
+    "--w", "w", type=int, default=8, show_default=True, help="Largest entry weight, in GMTUs."
+)
+@click.option(
+    "--k", "k", type=int, default=2, show_default=True, help="Pool factor (pool = N·GMTU·k)."
+)
 @click.option(
     "--sl",
     "sls",
@@ -75,7 +87,9 @@ def qos() -> None:
 )
 @click.option("--unit-bytes", type=int, default=64, show_default=True, help="Bytes per unit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int, as_json: bool) -> None:
+def dtable_command(
+    entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int, as_json: bool
+) -> None:
     """Build a DTable arbitration table and print it with each SL's achieved share.
 
     \b
@@ -84,11 +98,7 @@ def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int
           --sl VO:2:2:0.1 --sl VI:4:4:0.3 --sl CL:8:8:0.5 --sl BE:16:16:0.05 --sl BK:16:16:0.05
     """
     specs = [parse_sl(s) for s in sls]
-    try:
-        table = dtable(specs, entries, gmtu, w, k, unit_bytes)
-    except FlitsimError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
+    table = dtable(specs, entries, gmtu, w, k, unit_bytes)
     if as_json:
         click.echo(json.dumps(table, indent=2))
         return
@@ -96,15 +106,16 @@ def dtable_command(entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int
         f"DTable: {entries} entries, GMTU {gmtu} units of {unit_bytes} B, w = {w}, k = {k}, "
         f"pool {table['pool']}, total weight {table['total_weight']}"
     )
-    header = f"  {'SL':<8}{'entries':>8}{'weights':>12}{'total':>8}{'min phi':>9}{'max phi':>9}{'asked':>8}{'before':>8}{'after':>8}"
-    click.echo(header)
+    header = ("SL", "entries", "weights", "total", "min phi", "max phi", "asked", "before",
+              "after")
+    widths = (8, 8, 12, 8, 9, 9, 8, 8, 8)
+    click.echo("  " + row(header, widths, sep=""))
     for s in table["sls"]:
         ws = sorted(set(s["weights"]))
         weights = str(ws[0]) if len(ws) == 1 else f"{ws[0]}-{ws[-1]}"
-        click.echo(
-            f"  {s['name']:<8}{s['entries']:>8}{weights:>12}{s['total_weight']:>8}"
-            f"{s['min_phi']:>9.4f}{s['max_phi']:>9.4f}{s['requested_phi']:>8.4f}"
-            f"{s['raw_phi']:>8.4f}{s['phi']:>8.4f}"
+        cells = (s["name"], str(s["entries"]), weights, str(s["total_weight"])) + tuple(
+            fixed(s[k], 4) for k in ("min_phi", "max_phi", "requested_phi", "raw_phi", "phi")
         )
+        click.echo("  " + row(cells, widths, sep=""))
     layout = " ".join(f"{name or '-'}:{weight}" for name, weight in table["table"])
     click.echo("  table: " + layout)

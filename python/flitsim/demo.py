@@ -99,8 +99,9 @@ def run_demo(
     """
     import flitsim
 
-    from .plot import figures, load, save_figures
+    from .plot import figures, save_figures
     from .report import write_report
+    from .stats import load
 
     start = time.perf_counter()
     out = Path(out_dir)
@@ -152,7 +153,7 @@ def table_rows(sweep: Any) -> List[Dict[str, Any]]:
     """One row per load (means over seeds): ``load``, ``accepted_load``, ``latency_mean``,
     ``latency_p99``, ``saturated`` (seeds that saturated), ``seeds`` and, per class,
     ``latency_mean.<name>``."""
-    from .plot import summarize, summarize_per_sl
+    from .stats import summarize, summarize_per_sl
 
     per_sl: Dict[Any, Dict[str, float]] = {}
     for e in summarize_per_sl(sweep):

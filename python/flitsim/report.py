@@ -12,24 +12,21 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import io
-import math
 from html import escape
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from .plot import (
+from ._format import short_label, with_ci
+from .plot import PLOT_NAMES, figures
+from .stats import (
     CONFIDENCE,
-    PLOT_NAMES,
-    Estimate,
-    _directory_of,
-    _fmt_value,
-    _seeds_of,
-    _spec_of,
-    _vary_of,
-    figures,
+    directory_of,
     load,
+    seeds_of,
+    spec_of,
     summarize,
     summarize_per_sl,
+    vary_of,
 )
 
 __all__ = ["render_report", "write_report"]
@@ -93,19 +90,6 @@ def _png_data_uri(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _num(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return f"{value:.{digits}f}"
-
-
-def _est(e: Estimate, digits: int) -> str:
-    text = _num(e.mean, digits)
-    if e.n > 1 and math.isfinite(e.half):
-        text += f" ± {_num(e.half, digits)}"
-    return text
-
-
 def _cell(text: str, numeric: bool = False) -> str:
     cls = ' class="num"' if numeric else ""
     return f"<td{cls}>{escape(text)}</td>"
@@ -142,14 +126,14 @@ def _summary_table(points: List[Dict[str, Any]], keys: Sequence[str]) -> str:
     rows = []
     for e in points:
         rows.append(
-            [(_fmt_value(e["point"].get(k)), False) for k in keys]
+            [(short_label(e["point"].get(k)), False) for k in keys]
             + [
                 (str(e["seeds"]), True),
-                (_est(e["offered_load"], 4), True),
-                (_est(e["accepted_load"], 4), True),
-                (_est(e["latency_mean"], 1), True),
-                (_est(e["latency_p99"], 1), True),
-                (_est(e["network_latency_mean"], 1), True),
+                (with_ci(e["offered_load"], 4), True),
+                (with_ci(e["accepted_load"], 4), True),
+                (with_ci(e["latency_mean"], 1), True),
+                (with_ci(e["latency_p99"], 1), True),
+                (with_ci(e["network_latency_mean"], 1), True),
                 (f"{e['saturated']}/{e['seeds']}", True),
             ]
         )
@@ -171,16 +155,16 @@ def _per_sl_table(entries: List[Dict[str, Any]], keys: Sequence[str]) -> str:
     rows = []
     for e in entries:
         rows.append(
-            [(_fmt_value(e["point"].get(k)), False) for k in keys]
+            [(short_label(e["point"].get(k)), False) for k in keys]
             + [
                 (str(e["sl"]), True),
                 (str(e["name"] if e["name"] is not None else ""), False),
-                (_est(e["offered_load"], 4), True),
-                (_est(e["accepted_load"], 4), True),
-                (_est(e["share"], 3), True),
-                (_est(e["latency_mean"], 1), True),
-                (_est(e["latency_p50"], 1), True),
-                (_est(e["latency_p99"], 1), True),
+                (with_ci(e["offered_load"], 4), True),
+                (with_ci(e["accepted_load"], 4), True),
+                (with_ci(e["share"], 3), True),
+                (with_ci(e["latency_mean"], 1), True),
+                (with_ci(e["latency_p50"], 1), True),
+                (with_ci(e["latency_p99"], 1), True),
                 (f"{e['saturated']}/{e['seeds']}", True),
             ]
         )
@@ -193,10 +177,10 @@ def render_report(
     """The HTML text of the report of ``sweep`` (a sweep directory or a loaded sweep).
     ``figs`` may hold the figures of :func:`flitsim.plot.figures` already drawn."""
     sweep = load(sweep)
-    spec = _spec_of(sweep)
-    vary = _vary_of(sweep)
+    spec = spec_of(sweep)
+    vary = vary_of(sweep)
     keys = list(vary)
-    seeds = _seeds_of(sweep)
+    seeds = seeds_of(sweep)
     points = summarize(sweep)
     per_sl = summarize_per_sl(sweep)
     if figs is None:
@@ -232,7 +216,7 @@ def render_report(
         parts.append(f"<dt>{escape(name)}</dt><dd>{escape(value)}</dd>")
 
     for k, values in vary.items():
-        item(f"varied: {k}", ", ".join(_fmt_value(v) for v in values))
+        item(f"varied: {k}", ", ".join(short_label(v) for v in values))
     if not vary:
         item("varied", "nothing (a single point)")
     item("seeds", ", ".join(str(s) for s in seeds))
@@ -301,7 +285,7 @@ def write_report(
     """Write the HTML report of the sweep in ``out_dir`` (a directory or a loaded sweep) to
     ``dest`` (default ``OUT/report.html``) and return its path."""
     sweep = load(out_dir)
-    path = Path(dest) if dest is not None else _directory_of(out_dir) / "report.html"
+    path = Path(dest) if dest is not None else directory_of(out_dir) / "report.html"
     html = render_report(sweep, title=title, figs=figs)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")

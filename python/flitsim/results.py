@@ -301,7 +301,7 @@ def summary_schema(prefix: Sequence["pa.Field"], summary: Mapping[str, Any]) -> 
     import pyarrow as pa
 
     fields = list(prefix) + _fields(_SUMMARY_FIELDS)
-    for sl, name in sorted(sl_names(summary).items()):
+    for _sl, name in sorted(sl_names(summary).items()):
         fields += [pa.field(f"sl.{name}.{stat}", pa.float64()) for stat in SL_WIDE_STATS]
     return pa.schema(fields)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import os
 import re
 import shutil
@@ -50,8 +49,8 @@ from . import (
     _collect_sets,
     _core,
     _read_config,
-    format_value,
 )
+from ._format import value_label
 from .results import (
     histogram_rows,
     histogram_schema,
@@ -60,6 +59,7 @@ from .results import (
     summary_row,
     summary_schema,
 )
+from .values import format_value, parse_vary
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -144,7 +144,7 @@ class _Grid:
             if kind == "float64":
                 value = float(value)
             elif kind == "label":
-                value = _label(value)
+                value = value_label(value)
             cells[key] = value
         return cells
 
@@ -351,37 +351,6 @@ class SweepResult:
         return self._tables[name]
 
 
-def parse_vary(spec: str) -> Tuple[str, List[Any]]:
-    """Parse a command-line ``--vary`` value: ``key=v1,v2,...`` or ``key=start:stop:step``.
-
-    List values are TOML literals (numbers, ``true``/``false``, ``"strings"``, ``[arrays]``);
-    a bare word is taken as a string. A range includes ``stop`` (within ``step/1e6``); it
-    stays integer when start, stop and step are integers, and floats are rounded to 12
-    significant digits. Raises :class:`flitsim.FlitsimError` saying what is wrong.
-
-    >>> parse_vary("traffic.load=0.1:0.3:0.1")
-    ('traffic.load', [0.1, 0.2, 0.3])
-    >>> parse_vary('routing.engine=dor,"minhop"')
-    ('routing.engine', ['dor', 'minhop'])
-    >>> parse_vary("topology.sides=[4,4],[8,8]")
-    ('topology.sides', [[4, 4], [8, 8]])
-    """
-    key, sep, value = spec.partition("=")
-    key, value = key.strip(), value.strip()
-    if not sep:
-        raise FlitsimError("expected key=v1,v2,... or key=start:stop:step (no '=')")
-    if not key:
-        raise FlitsimError("empty key before '='")
-    if not value:
-        raise FlitsimError(f"no values after '{key}='")
-    if ":" in value and value[0] not in "\"'[" and "," not in value:
-        return key, _parse_range(value)
-    items = _split_top_level(value)
-    if any(not item.strip() for item in items):
-        raise FlitsimError("empty value in the comma-separated list")
-    return key, [_parse_literal(item.strip()) for item in items]
-
-
 def _run_one(text: str, origin: str, sets: Sequence[str], seed: int) -> str:
     """Run one experiment and return the engine's JSON (the task Dask workers execute)."""
     return _core.run_json(text, origin, list(sets), seed)
@@ -551,7 +520,8 @@ def _dask_results(
     try:
         import logging
 
-        from distributed import Client, LocalCluster, as_completed as dask_completed
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
     except ImportError:
         raise FlitsimError(
             "backend='dask' needs dask.distributed: pip install 'flitsim[dask]'"
@@ -763,7 +733,7 @@ def _empty_table(name: str, grid: _Grid) -> "pa.Table":
 
 
 # ---------------------------------------------------------------------------------------
-# Values: column types, directory labels, command-line literals
+# Values: column types and directory labels
 
 
 def _column_kind(values: Sequence[Any]) -> str:
@@ -778,23 +748,8 @@ def _column_kind(values: Sequence[Any]) -> str:
     return "label"  # lists, tables or a mixture: stored as their directory label
 
 
-def _label(value: Any) -> str:
-    """A value as short TOML-ish text: 0.3, 8, true, dor, 4x4."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return format(value, ".12g")
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return "x".join(_label(v) for v in value)
-    return format_value(value)
-
-
 def _dir_label(value: Any) -> str:
-    return _safe(_label(value))
+    return _safe(value_label(value))
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
@@ -809,111 +764,3 @@ def _safe(text: str) -> str:
         digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
         safe = f"{safe[:50]}-{digest}"
     return safe
-
-
-def _parse_range(text: str) -> List[Any]:
-    parts = [p.strip() for p in text.split(":")]
-    if len(parts) != 3 or not all(parts):
-        raise FlitsimError(f"a range is start:stop:step, got {text!r}")
-    numbers = []
-    for part in parts:
-        value = _parse_number(part)
-        if value is None:
-            raise FlitsimError(f"non-numeric range bound {part!r} (ranges need numbers)")
-        numbers.append(value)
-    start, stop, step = numbers
-    if step <= 0:
-        raise FlitsimError(f"range step must be positive, got {parts[2]}")
-    if start > stop:
-        raise FlitsimError(f"range start {parts[0]} is greater than stop {parts[1]}")
-    if all(isinstance(n, int) for n in numbers):
-        return list(range(start, stop + 1, step))
-    count = int(math.floor((stop - start) / step + 1e-6)) + 1
-    if count > 1_000_000:
-        raise FlitsimError(f"range {text!r} has {count} values; that is too many")
-    return [_round12(start + i * step) for i in range(count)]
-
-
-def _round12(x: float) -> float:
-    return float(f"{x:.12g}")
-
-
-_INT = re.compile(r"[+-]?(0|[1-9](_?[0-9])*)")
-_FLOAT = re.compile(
-    r"[+-]?[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9_]+)?|[+-]?\.[0-9]+([eE][+-]?[0-9]+)?"
-)
-
-
-def _parse_number(text: str) -> Union[int, float, None]:
-    if _INT.fullmatch(text):
-        return int(text.replace("_", ""))
-    if _FLOAT.fullmatch(text):
-        try:
-            return float(text.replace("_", ""))
-        except ValueError:
-            return None
-    return None
-
-
-def _parse_literal(text: str) -> Any:
-    if text in ("true", "false"):
-        return text == "true"
-    number = _parse_number(text)
-    if number is not None:
-        return number
-    if text.startswith('"'):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            raise FlitsimError(f"bad string {text}") from None
-        if not isinstance(value, str):
-            raise FlitsimError(f"bad string {text}")
-        return value
-    if text.startswith("'"):
-        if len(text) < 2 or not text.endswith("'") or "'" in text[1:-1]:
-            raise FlitsimError(f"bad string {text}")
-        return text[1:-1]
-    if text.startswith("["):
-        if not text.endswith("]"):
-            raise FlitsimError(f"unclosed array {text}")
-        inner = text[1:-1].strip()
-        if not inner:
-            return []
-        items = _split_top_level(inner)
-        if any(not item.strip() for item in items):
-            raise FlitsimError(f"empty element in array {text}")
-        return [_parse_literal(item.strip()) for item in items]
-    if any(c in text for c in "[]{}\"'=,"):
-        raise FlitsimError(f"cannot read value {text!r}")
-    return text  # a bare word: a string
-
-
-def _split_top_level(text: str) -> List[str]:
-    """Split on commas outside brackets and quotes."""
-    items, depth, quote, start = [], 0, "", 0
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\" and quote == '"':
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "[{":
-            depth += 1
-        elif c in "]}":
-            depth -= 1
-            if depth < 0:
-                raise FlitsimError(f"unbalanced ']' in {text!r}")
-        elif c == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-        i += 1
-    if quote:
-        raise FlitsimError(f"unclosed quote in {text!r}")
-    if depth:
-        raise FlitsimError(f"unclosed '[' in {text!r}")
-    items.append(text[start:])
-    return items

@@ -11,7 +11,6 @@ import pytest
 
 import flitsim
 from flitsim import _core, format_value
-
 from helpers import check_summary, without_performance
 
 

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 import flitsim
 from flitsim.cli import BENCH_SCENARIOS, main
-
 from helpers import TINY_CONFIG, check_summary, without_performance
 
 

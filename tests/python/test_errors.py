@@ -10,7 +10,6 @@ from click.testing import CliRunner
 
 import flitsim
 from flitsim.cli import main
-
 from helpers import TINY_CONFIG
 
 LOAD_LINE = TINY_CONFIG.splitlines().index("load = 0.3") + 1  # 1-based, as in messages

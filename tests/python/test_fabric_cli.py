@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from flitsim.cli import main
-
 from helpers import TINY_CONFIG, without_performance
 
 ROUTE_KEYS = {
@@ -256,8 +255,12 @@ def test_topo_info_of_a_torus(runner):
 
 @pytest.fixture
 def loginoff() -> Path:
-    if not LOGINOFF.exists():
-        pytest.skip(f"test fabric {LOGINOFF} is not present")
+    # The shared test data sits beside the repository (../shared/testdata); CI checks it out
+    # there. Missing data is a failure, not a skip: a skip would hide the untested dump.
+    assert LOGINOFF.is_file(), (
+        f"test fabric {LOGINOFF} is missing: the shared test data must be checked out at "
+        "../shared/testdata beside the repository"
+    )
     return LOGINOFF
 
 
@@ -311,8 +314,11 @@ def test_ebb_all_to_all_link_loads():
     # never leave their leaf). Every leaf up-link carries the 4·12 flows of its leaf that go
     # to other leaves spread over 4 up-links: 12 each; every root down-link likewise 12.
     from click.testing import CliRunner
+
     from flitsim.cli import main
-    result = CliRunner().invoke(main, ["ebb", "kary-ntree:k=4,n=2", "--engine", "dmodk", "--all-to-all", "--json"])
+    result = CliRunner().invoke(
+        main, ["ebb", "kary-ntree:k=4,n=2", "--engine", "dmodk", "--all-to-all", "--json"]
+    )
     assert result.exit_code == 0, result.output
     r = json.loads(result.output)
     switch_links = [link["flows"] for link in r["links"] if not link["to_endpoint"]]

@@ -26,7 +26,6 @@ from flitsim.plot import (  # noqa: E402
     summarize_per_sl,
     t_quantile,
 )
-
 from helpers import TINY_CONFIG  # noqa: E402
 from sweep_tables import make_sweep, run_tables, table_sweep  # noqa: E402
 

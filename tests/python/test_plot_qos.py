@@ -24,7 +24,6 @@ from flitsim.plot import (  # noqa: E402
     summarize,
     summarize_per_sl,
 )
-
 from helpers import TINY_CONFIG  # noqa: E402
 from sweep_tables import make_sweep, run_tables  # noqa: E402
 

@@ -16,7 +16,6 @@ from flitsim.cli import main  # noqa: E402
 from flitsim.demo import DEMO_LOADS, DEMO_SEEDS, run_demo  # noqa: E402
 from flitsim.plot import ALL_PLOT_NAMES, PLOT_NAMES  # noqa: E402
 from flitsim.report import render_report, write_report  # noqa: E402
-
 from sweep_tables import TWO_CLASS_CONFIG, make_sweep, table_sweep  # noqa: E402
 
 LOADS = [0.2, 0.5, 0.9]

@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 import flitsim
 from flitsim.cli import main
-
 from helpers import TINY_CONFIG
 
 sweep_module = importlib.import_module("flitsim.sweep")
