@@ -153,7 +153,7 @@ impl VlAccount {
     }
 
     /// Counts `n` more flits in VL `vl` of port `g`.
-    #[inline]
+    #[inline(always)]
     pub fn reserve(&mut self, g: usize, vl: Vl, n: u32) {
         let Some(o) = self.orgs.get(self.org[g] as usize) else {
             return;
@@ -165,7 +165,7 @@ impl VlAccount {
     }
 
     /// Counts `n` flits fewer in VL `vl` of port `g` (they left, or their credits came back).
-    #[inline]
+    #[inline(always)]
     pub fn release(&mut self, g: usize, vl: Vl, n: u32) {
         let Some(o) = self.orgs.get(self.org[g] as usize) else {
             return;

@@ -383,7 +383,11 @@ impl Network {
             last_progress: 0,
             counters: Collector::new(classes, g_total * vls),
             build_seconds: 0.0,
-            check_every: if cfg!(debug_assertions) { 64 } else { 0 },
+            check_every: cfg
+                .run
+                .check_invariants
+                .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
+            shuffle: None,
         };
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)

@@ -72,7 +72,7 @@ impl TimeWheel {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Cycle, ev: Event) {
         self.slots[(at & self.mask) as usize].push(ev);
         self.pending += 1;
@@ -108,7 +108,7 @@ impl Network {
     /// Sends the flit batch `ev` (see [`Event::flits`]) over the link of output port `g`, and
     /// counts it (per-VL link use in the window; a flit-hop when the link joins two switches).
     /// The one place where flits enter a link: NICs, crossbars and output buffers all use it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
         let out = self.ports[g.idx()];
         ev.target = out.peer;
@@ -122,7 +122,7 @@ impl Network {
     }
 
     /// Returns `n` credits of VL `vl` from input port `g` to the sender at its other end.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn return_credits(&mut self, t: Cycle, g: PortIdx, n: u32, vl: Vl) {
         let inp = self.ports[g.idx()];
         self.wheel.push(

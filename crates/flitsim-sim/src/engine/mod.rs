@@ -187,6 +187,23 @@ pub struct Network {
     build_seconds: f64,
     /// Check the invariants every this many cycles (0: never).
     check_every: u64,
+    /// A random visiting order (testing), or the index order.
+    shuffle: Option<VisitOrder>,
+}
+
+/// A visiting order of NICs and switches, shuffled every cycle.
+struct VisitOrder {
+    nics: Vec<u32>,
+    switches: Vec<u32>,
+    rng: crate::traffic::ComponentRng,
+}
+
+impl VisitOrder {
+    fn shuffle(&mut self) {
+        use rand::seq::SliceRandom;
+        self.nics.shuffle(&mut self.rng);
+        self.switches.shuffle(&mut self.rng);
+    }
 }
 
 impl Network {
@@ -222,6 +239,16 @@ impl Network {
     /// bug of the engine, never of the input.
     pub fn check_invariants_every(&mut self, cycles: u64) {
         self.check_every = cycles;
+    }
+
+    /// Visits NICs and switches in a new random order every cycle (from `seed`). Results must
+    /// not change: each cycle is evaluate-then-commit. For testing that claim.
+    pub fn shuffle_visit_order(&mut self, seed: u64) {
+        self.shuffle = Some(VisitOrder {
+            nics: (0..self.n_endpoints as u32).collect(),
+            switches: (0..self.switches.len() as u32).collect(),
+            rng: crate::traffic::stream(seed, crate::traffic::StreamKind::Test, 0),
+        });
     }
 
     /// Packets delivered so far, when tracing is enabled.
@@ -273,22 +300,24 @@ impl Network {
             let in_window = t >= window.0 && t < window.1;
             self.deliver(t, in_window);
             self.generate(t, window);
-            for e in 0..self.n_endpoints {
-                let nic = &self.nics[e];
-                if nic.app_msgs > 0 || nic.used > 0 {
-                    self.step_nic(e, t, in_window);
+            match self.shuffle.take() {
+                None => {
+                    for e in 0..self.n_endpoints {
+                        self.nic_cycle(e, t, in_window);
+                    }
+                    for s in 0..self.switches.len() {
+                        self.switch_cycle(s, t, in_window);
+                    }
                 }
-            }
-            for s in 0..self.switches.len() {
-                let sw = &self.switches[s];
-                if sw.dirty || sw.wake_at <= t {
-                    self.allocate(s, t);
-                }
-                if !self.switches[s].conns.is_empty() {
-                    self.advance(s, t, in_window);
-                }
-                if self.switches[s].obuffered > 0 {
-                    self.drain_outputs(s, t, in_window);
+                Some(mut order) => {
+                    order.shuffle();
+                    for &e in &order.nics {
+                        self.nic_cycle(e as usize, t, in_window);
+                    }
+                    for &s in &order.switches {
+                        self.switch_cycle(s as usize, t, in_window);
+                    }
+                    self.shuffle = Some(order);
                 }
             }
             // Skip idle time: nothing in flight, nothing queued → jump to the next message.
@@ -304,6 +333,28 @@ impl Network {
         }
         let wall = started.elapsed().as_secs_f64();
         self.results(t, wall, deadlock)
+    }
+
+    #[inline(always)]
+    fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
+        let nic = &self.nics[e];
+        if nic.app_msgs > 0 || nic.used > 0 {
+            self.step_nic(e, t, in_window);
+        }
+    }
+
+    #[inline(always)]
+    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let sw = &self.switches[s];
+        if sw.dirty || sw.wake_at <= t {
+            self.allocate(s, t);
+        }
+        if !self.switches[s].conns.is_empty() {
+            self.advance(s, t, in_window);
+        }
+        if self.switches[s].obuffered > 0 {
+            self.drain_outputs(s, t, in_window);
+        }
     }
 
     fn nics_idle(&self) -> bool {
