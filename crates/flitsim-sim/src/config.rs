@@ -634,6 +634,11 @@ pub struct RunConfig {
     /// Include per-port utilisation rows in the results (default true).
     #[serde(default = "yes")]
     pub per_port_stats: bool,
+    /// Check the engine's flow-control invariants every this many cycles (default: every 64
+    /// cycles in debug builds, never in release builds; 0 = never). A violation is a bug of
+    /// the engine, never of the input, and stops the program. For testing; it slows runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_invariants: Option<u64>,
 }
 
 fn default_warmup() -> u64 {
@@ -661,6 +666,7 @@ impl Default for RunConfig {
             stall_cycles: default_stall(),
             saturation_tolerance: default_tol(),
             per_port_stats: true,
+            check_invariants: None,
         }
     }
 }

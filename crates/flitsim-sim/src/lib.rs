@@ -25,20 +25,21 @@
 //! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 //! ```
 //!
-//! The timing model is described in [`network`].
+//! The timing model is described in [`engine`], which also lists where each part of the
+//! engine lives.
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod network;
-mod opa;
+pub mod engine;
+pub mod ids;
 pub mod qos;
 pub mod scheduler;
 pub mod stats;
 pub mod traffic;
 
 pub use config::ExperimentConfig;
-pub use network::{Delivery, Network};
-pub use stats::RunResult;
+pub use engine::Network;
+pub use stats::{Delivery, RunResult};
 
 use config::TopologyConfig;
 use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};

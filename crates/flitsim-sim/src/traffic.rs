@@ -15,6 +15,8 @@ pub enum StreamKind {
     Source = 1,
     /// A destination pattern's build-time choices (permutation, hot endpoints).
     Pattern = 2,
+    /// Test hooks of the engine (the shuffled visiting order).
+    Test = 3,
 }
 
 fn splitmix(mut x: u64) -> u64 {

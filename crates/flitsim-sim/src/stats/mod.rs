@@ -1,5 +1,8 @@
-//! Statistics: latency histograms and the result record of a run.
+//! Statistics: latency histograms, the counters the engine keeps while it runs
+//! ([`collector`]), and the result record of a run ([`RunResult`]).
 use serde::{Deserialize, Serialize};
+
+pub(crate) mod collector;
 
 const EXACT: u64 = 1024;
 const SUB: u64 = 64; // sub-buckets per octave above EXACT (≤ 1.6 % relative error)
@@ -175,6 +178,29 @@ pub struct HistogramBin {
     pub latency: u64,
     /// Packets in the bin.
     pub count: u64,
+}
+
+/// One delivered packet, recorded when tracing is on (tests, debugging).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// Traffic class.
+    pub class: u8,
+    /// Packet length, flits.
+    pub len: u16,
+    /// Creation order at the source NIC.
+    pub seq: u64,
+    /// Cycle the message was generated.
+    pub generated: u64,
+    /// Cycle the head left the NIC.
+    pub injected: u64,
+    /// Cycle the tail arrived.
+    pub delivered: u64,
+    /// Switches traversed.
+    pub hops: u16,
 }
 
 /// Utilisation of one switch output port during the window.

@@ -24,7 +24,10 @@
 //! the central buffers are divided by the VL the packet will leave on. Output scheduling (RR,
 //! SBT, DTable, VLArb) runs at the external output ports; the MPort and central crossbars
 //! arbitrate round robin, as in the paper.
+use super::packet::Packet;
+use super::route::RouteSource;
 use crate::config::OpaConfig;
+use crate::ids::Vl;
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{
     Endpoint, Link, NodeId, PortNum, PortRef, Shape, Switch, SwitchId, Topology,
@@ -225,41 +228,42 @@ impl OpaLayout {
         }
     }
 
-    /// Where a packet to endpoint `dst` with wire SL `sl`, arriving at port `in_port` of
-    /// expanded switch `s` on VL `in_vl`, goes next: (output port, output VL).
+    /// Where `pkt`, arriving at port `in_port` of expanded switch `s` on VL `in_vl`, goes
+    /// next: (output port, output VL). At an external input the fabric switch's route source
+    /// and SL→VL table decide; the internal hops keep the VL.
     #[inline]
     pub fn route(
         &self,
+        routes: &RouteSource,
         fabric: &FabricConfig,
         s: u32,
         in_port: u16,
-        dst: u32,
-        sl: u8,
-        in_vl: u8,
-    ) -> (u16, u8) {
+        pkt: &Packet,
+        in_vl: Vl,
+    ) -> (u16, Vl) {
         let (fs, kind) = self.node[s as usize];
         let (ppm, nl) = (self.ppm, self.links);
         match kind {
             NodeKind::MPort(m) if in_port < ppm => {
                 let a = m * ppm + in_port;
-                let o = fabric.lft[fs as usize][dst as usize];
+                let o = routes.out_port(SwitchId(fs), pkt);
                 let vl = fabric.vl(
                     fs as usize,
                     self.fabric_ports[fs as usize] as usize,
                     a as usize,
                     o as usize,
-                    sl,
+                    pkt.wire_sl,
                 );
                 if o / ppm == m {
-                    (o % ppm, vl)
+                    (o % ppm, Vl(vl))
                 } else {
-                    (ppm + in_port * nl / ppm, vl)
+                    (ppm + in_port * nl / ppm, Vl(vl))
                 }
             }
             // From the central crossbar to the output buffer of port `in_port − ppm − nl`.
             NodeKind::MPort(_) => (in_port - ppm - nl, in_vl),
             NodeKind::Central => {
-                let o = fabric.lft[fs as usize][dst as usize];
+                let o = routes.out_port(SwitchId(fs), pkt);
                 let mports = (s - self.first[fs as usize]) as u16;
                 (mports * nl + o, in_vl)
             }

@@ -1,0 +1,247 @@
+//! Buffer organisations and the credit accounting over them.
+//!
+//! A [`BufferOrg`] describes one port's buffer: a reserved minimum and a maximum per VL and a
+//! shared pool above the minima (a static buffer is the special case min = max, no pool). A
+//! [`VlAccount`] counts the flits held or promised in the buffers of many ports, each with its
+//! organisation, and answers "do `n` more flits fit into VL `v` of port `g`?". The engine keeps
+//! four accounts of the same type:
+//!
+//! * **credits**: the sender's view of the receiver's input buffer at the other end of each
+//!   output port (flits sent or reserved and not yet credited back); this covers the switches'
+//!   input buffers and the Omni-Path switch's central and staging buffers;
+//! * **output buffers** of combined input/output-queued switches;
+//! * **NIC buffers**, one per endpoint, a fixed number of flits per VL.
+use crate::config::SharedBufferConfig;
+use crate::ids::Vl;
+
+/// Receiver buffer organisation: per-VL minimum (reserved) and maximum, and the shared pool
+/// above the minima.
+#[derive(Clone, Debug)]
+pub(crate) struct BufferOrg {
+    pub min: Vec<u32>,
+    pub max: Vec<u32>,
+    pub shared: u32,
+}
+
+impl BufferOrg {
+    /// Static buffers: `per_vl` flits for each of `vls` VLs.
+    pub fn fixed(vls: usize, per_vl: u32) -> Self {
+        BufferOrg {
+            min: vec![per_vl; vls],
+            max: vec![per_vl; vls],
+            shared: 0,
+        }
+    }
+
+    /// Dynamically shared buffers.
+    pub fn shared(vls: usize, sb: &SharedBufferConfig) -> Self {
+        BufferOrg {
+            min: vec![sb.min_per_vl; vls],
+            max: vec![sb.max_per_vl; vls],
+            shared: sb.total_flits - sb.min_per_vl * vls as u32,
+        }
+    }
+
+    /// The most one VL can ever hold.
+    pub fn vl_cap(&self) -> u32 {
+        self.max[0].min(self.min[0] + self.shared)
+    }
+
+    /// Flits of the whole port.
+    pub fn total(&self) -> u32 {
+        self.min.iter().sum::<u32>() + self.shared
+    }
+
+    #[inline(always)]
+    fn over_of(&self, vl: usize, used: u32) -> u32 {
+        used.saturating_sub(self.min[vl])
+    }
+
+    /// Whether `n` more flits fit into VL `vl` holding `used`, with `over` of the pool taken.
+    #[inline(always)]
+    pub fn fits(&self, vl: usize, used: u32, over: u32, n: u32) -> bool {
+        if used + n > self.max[vl] {
+            return false;
+        }
+        self.shared == 0
+            || over + self.over_of(vl, used + n) - self.over_of(vl, used) <= self.shared
+    }
+
+    /// The largest `n` for which [`fits`](Self::fits) holds.
+    #[inline(always)]
+    pub fn room(&self, vl: usize, used: u32, over: u32) -> u32 {
+        let by_max = self.max[vl].saturating_sub(used);
+        if self.shared == 0 {
+            return by_max;
+        }
+        // over_of(used + n) ≤ shared − over + over_of(used)  ⇔  n ≤ that + min − used.
+        let pool = (self.shared + self.over_of(vl, used) + self.min[vl])
+            .saturating_sub(over)
+            .saturating_sub(used);
+        by_max.min(pool)
+    }
+
+    /// Pool flits taken when VL `vl` grows from `used` by `n`.
+    #[inline(always)]
+    pub fn grow(&self, vl: usize, used: u32, n: u32) -> u32 {
+        if self.shared == 0 {
+            0
+        } else {
+            self.over_of(vl, used + n) - self.over_of(vl, used)
+        }
+    }
+}
+
+/// The organisation of a port whose receiver never refuses flits (an endpoint sinks at link
+/// rate): every check passes and nothing is counted.
+pub(crate) const UNLIMITED: u8 = u8::MAX;
+
+/// Flits held (or promised) per (port, VL) in buffers of given organisations.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct VlAccount {
+    vls: usize,
+    /// Per (port, VL).
+    used: Vec<u32>,
+    /// Per port: pool flits taken.
+    over: Vec<u32>,
+    /// Per port: index into `orgs`, or [`UNLIMITED`].
+    org: Vec<u8>,
+    orgs: Vec<BufferOrg>,
+}
+
+impl VlAccount {
+    /// An account of `ports` ports with `vls` VLs each; port `g` has organisation
+    /// `orgs[org[g]]`.
+    pub fn new(vls: usize, org: Vec<u8>, orgs: Vec<BufferOrg>) -> Self {
+        VlAccount {
+            vls,
+            used: vec![0; org.len() * vls],
+            over: vec![0; org.len()],
+            org,
+            orgs,
+        }
+    }
+
+    /// Flits counted in VL `vl` of port `g`.
+    #[inline(always)]
+    pub fn used(&self, g: usize, vl: Vl) -> u32 {
+        self.used[g * self.vls + vl.idx()]
+    }
+
+    /// The organisation of port `g` (`None`: unlimited).
+    #[inline(always)]
+    pub fn org(&self, g: usize) -> Option<&BufferOrg> {
+        self.orgs.get(self.org[g] as usize)
+    }
+
+    /// Whether `n` more flits fit into VL `vl` of port `g`.
+    #[inline(always)]
+    pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
+        match self.org(g) {
+            None => true,
+            Some(o) => o.fits(vl.idx(), self.used(g, vl), self.over[g], n),
+        }
+    }
+
+    /// The largest number of flits (≤ `want`) that fit into VL `vl` of port `g` now.
+    #[inline(always)]
+    pub fn room(&self, g: usize, vl: Vl, want: u32) -> u32 {
+        match self.org(g) {
+            None => want,
+            Some(o) => o.room(vl.idx(), self.used(g, vl), self.over[g]).min(want),
+        }
+    }
+
+    /// Counts `n` more flits in VL `vl` of port `g`.
+    #[inline(always)]
+    pub fn reserve(&mut self, g: usize, vl: Vl, n: u32) {
+        let Some(o) = self.orgs.get(self.org[g] as usize) else {
+            return;
+        };
+        let i = g * self.vls + vl.idx();
+        let u = self.used[i];
+        self.over[g] += o.grow(vl.idx(), u, n);
+        self.used[i] = u + n;
+    }
+
+    /// Counts `n` flits fewer in VL `vl` of port `g` (they left, or their credits came back).
+    #[inline(always)]
+    pub fn release(&mut self, g: usize, vl: Vl, n: u32) {
+        let Some(o) = self.orgs.get(self.org[g] as usize) else {
+            return;
+        };
+        let i = g * self.vls + vl.idx();
+        let u = self.used[i];
+        debug_assert!(u >= n, "release exceeds the flits counted");
+        self.over[g] -= o.grow(vl.idx(), u - n, n);
+        self.used[i] = u - n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// `room` is the largest `n` that `fits`, on random states of static and shared buffers.
+    #[test]
+    fn room_is_the_largest_fit() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        for _ in 0..2000 {
+            let vls = rng.gen_range(1..5usize);
+            let min = rng.gen_range(0..8u32);
+            let max = rng.gen_range(min.max(1)..40);
+            let total = min * vls as u32 + rng.gen_range(0..40);
+            let org = if rng.gen_bool(0.3) {
+                BufferOrg::fixed(vls, max)
+            } else {
+                BufferOrg::shared(
+                    vls,
+                    &SharedBufferConfig {
+                        total_flits: total,
+                        min_per_vl: min,
+                        max_per_vl: max,
+                    },
+                )
+            };
+            let mut acc = VlAccount::new(vls, vec![0], vec![org]);
+            // Fill VLs at random with what fits.
+            for _ in 0..rng.gen_range(0..12) {
+                let v = Vl(rng.gen_range(0..vls) as u8);
+                let n = rng.gen_range(1..10);
+                if acc.fits(0, v, n) {
+                    acc.reserve(0, v, n);
+                }
+            }
+            for v in 0..vls {
+                let v = Vl(v as u8);
+                let mut k = 0;
+                while k < 100 && acc.fits(0, v, k + 1) {
+                    k += 1;
+                }
+                assert_eq!(acc.room(0, v, 100), k, "vl {v}");
+            }
+        }
+    }
+
+    /// Reserving and releasing the same flits restores the pool.
+    #[test]
+    fn release_undoes_reserve() {
+        let org = BufferOrg::shared(
+            2,
+            &SharedBufferConfig {
+                total_flits: 40,
+                min_per_vl: 4,
+                max_per_vl: 30,
+            },
+        );
+        let mut acc = VlAccount::new(2, vec![0, UNLIMITED], vec![org]);
+        acc.reserve(0, Vl(0), 20);
+        assert_eq!(acc.room(0, Vl(1), 100), 20);
+        acc.release(0, Vl(0), 20);
+        assert_eq!(acc.room(0, Vl(1), 100), 30);
+        assert!(acc.fits(1, Vl(0), 1_000_000));
+        acc.reserve(1, Vl(0), 5);
+        assert_eq!(acc.used(1, Vl(0)), 0);
+    }
+}

@@ -1,0 +1,461 @@
+//! [`Network::build`]: from a configuration, a topology and the manager's tables to the
+//! engine's state. Every buffer and table is allocated here; `run` allocates nothing
+//! proportional to the traffic.
+use super::buffer::{BufferOrg, VlAccount, UNLIMITED};
+use super::link::TimeWheel;
+use super::nic::{Nic, Source};
+use super::opa::{NodeKind, OpaLayout, PortRole};
+use super::queue::{Discipline, VlQueue};
+use super::route::{Organisation, RouteSource};
+use super::switch::SwitchState;
+use super::{Egress, Network, OutputBuffers, PortInfo};
+use crate::config::{
+    ExperimentConfig, InjectionKind, SchedulerConfig, SharedBufferConfig, SwitchOrganisation,
+    Switching,
+};
+use crate::ids::{PacketId, PortIdx, Vl, NEVER};
+use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
+use crate::stats::collector::Collector;
+use crate::traffic::{stream, Pattern, StreamKind};
+use crate::SimError;
+use flitsim_manager::FabricConfig;
+use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
+use rand::Rng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The buffer organisations of a switch, each with the configuration key that set it (for
+/// error messages).
+struct Buffers {
+    /// Input buffers of every switch: `in_orgs[0]`; the Omni-Path central and staging buffers
+    /// follow when configured.
+    in_orgs: Vec<(String, BufferOrg)>,
+    /// Output buffers, when configured.
+    out: Option<(String, BufferOrg)>,
+}
+
+/// Indexes into `Buffers::in_orgs`.
+const INPUT: u8 = 0;
+const CENTRAL: u8 = 1;
+const STAGING: u8 = 2;
+
+fn err(m: String) -> SimError {
+    SimError::Build(m)
+}
+
+/// Each class's MTU in flits (its message size when no MTU is given).
+fn class_mtus(cfg: &ExperimentConfig) -> Vec<u16> {
+    cfg.traffic
+        .classes
+        .iter()
+        .map(|c| {
+            c.mtu_flits
+                .unwrap_or(c.message_flits)
+                .min(c.message_flits)
+                .min(u16::MAX as u32) as u16
+        })
+        .collect()
+}
+
+/// The buffer organisations the configuration asks for, checked against the largest MTU.
+fn buffers(cfg: &ExperimentConfig, vls: usize, max_mtu: u32) -> Result<Buffers, SimError> {
+    let sw = &cfg.switch;
+    let mut in_orgs: Vec<(String, BufferOrg)> = vec![match &sw.shared_buffer {
+        None => (
+            "switch.vl_buffer_flits".into(),
+            BufferOrg::fixed(vls, sw.vl_buffer_flits),
+        ),
+        Some(sb) => ("switch.shared_buffer".into(), BufferOrg::shared(vls, sb)),
+    }];
+    let out = match (&sw.shared_output_buffer, sw.output_buffer_flits) {
+        (Some(sb), _) => Some((
+            "switch.shared_output_buffer".into(),
+            BufferOrg::shared(vls, sb),
+        )),
+        (None, 0) => None,
+        (None, ob) => Some((
+            "switch.output_buffer_flits".into(),
+            BufferOrg::fixed(vls, ob),
+        )),
+    };
+    if sw.organisation == SwitchOrganisation::Opa {
+        if out.is_none() {
+            return Err(err(
+                "switch.organisation = \"opa\" needs output buffers: set switch.shared_output_buffer or switch.output_buffer_flits".into(),
+            ));
+        }
+        let o = &sw.opa;
+        let per_link = o.central_buffer_flits / o.mport_links;
+        if o.central_min_per_vl * vls as u32 > per_link || o.central_min_per_vl > per_link {
+            return Err(err(format!(
+                "switch.opa.central_buffer_flits = {}: each of the {} links' share ({per_link} flits) must hold central_min_per_vl = {} flits for each of {vls} VLs",
+                o.central_buffer_flits, o.mport_links, o.central_min_per_vl
+            )));
+        }
+        let central = SharedBufferConfig {
+            total_flits: per_link,
+            min_per_vl: o.central_min_per_vl,
+            max_per_vl: per_link,
+        };
+        in_orgs.push((
+            "switch.opa.central_buffer_flits".into(),
+            BufferOrg::shared(vls, &central),
+        ));
+        in_orgs.push((
+            "switch.opa.central_output_flits".into(),
+            BufferOrg::fixed(vls, o.central_output_flits),
+        ));
+    }
+    let vct = sw.switching == Switching::Vct;
+    for (key, org) in in_orgs.iter().chain(out.iter()) {
+        let cap = org.vl_cap();
+        if cap == 0 {
+            return Err(err(format!(
+                "{key}: buffers must hold at least one flit per VL"
+            )));
+        }
+        if vct && cap < max_mtu {
+            return Err(err(format!(
+                "{key}: a VL can hold at most {cap} flits, smaller than the largest MTU ({max_mtu} flits); \
+                 virtual cut-through needs room for a whole packet"
+            )));
+        }
+    }
+    Ok(Buffers { in_orgs, out })
+}
+
+impl Network {
+    /// Builds the network: checks the tables against the topology, allocates every buffer,
+    /// and sets up the traffic sources. Fails with a message naming the offending key.
+    pub fn build(
+        cfg: &ExperimentConfig,
+        topo: &Topology,
+        fabric: FabricConfig,
+    ) -> Result<Network, SimError> {
+        let started = std::time::Instant::now();
+        fabric.check_shape(topo).map_err(|e| err(e.to_string()))?;
+        let vls = fabric.num_vls as usize;
+        if vls > 32 {
+            return Err(err(format!("{vls} VLs: at most 32 are supported")));
+        }
+        let classes = cfg.traffic.classes.len();
+        let n = topo.num_endpoints();
+        if n == 0 {
+            return Err(err("the topology has no endpoints".into()));
+        }
+        let mtu = class_mtus(cfg);
+        let max_mtu = *mtu.iter().max().unwrap() as u32;
+        let buffers = buffers(cfg, vls, max_mtu)?;
+        let organisation = match (cfg.switch.organisation, &buffers.out) {
+            (SwitchOrganisation::Crossbar, None) => Organisation::InputQueued,
+            (SwitchOrganisation::Crossbar, Some(_)) => Organisation::InputOutputQueued,
+            (SwitchOrganisation::Opa, _) => Organisation::OmniPath(Box::new(
+                OpaLayout::build(topo, &cfg.switch.opa).map_err(err)?,
+            )),
+        };
+        if cfg.nic.buffer_flits < max_mtu {
+            return Err(err(format!(
+                "nic.buffer_flits = {} is smaller than the largest MTU ({max_mtu} flits)",
+                cfg.nic.buffer_flits
+            )));
+        }
+        // Every destination must be reachable from every switch without loops.
+        fabric.check_routes(topo).map_err(|e| err(e.to_string()))?;
+        // The engine simulates the expanded network when switches are hierarchical.
+        let layout = organisation.opa();
+        let etopo = layout.map(|l| &l.topo).unwrap_or(topo);
+        let nsp = etopo.total_switch_ports();
+        let g_total = nsp + n;
+        let nic_base = nsp as u32;
+        let gidx = |r: flitsim_topology::PortRef| -> PortIdx {
+            PortIdx(match r.node {
+                NodeId::Switch(s) => etopo.port_index(SwitchId(s), r.port) as u32,
+                NodeId::Endpoint(e) => nic_base + e,
+            })
+        };
+        let mut ports = vec![
+            PortInfo {
+                peer: PortIdx::NONE,
+                latency: 1,
+                width: 1,
+                to_endpoint: false,
+                to_switch: false,
+                hop: false,
+                in_org: INPUT,
+                egress: Egress::Link,
+            };
+            g_total
+        ];
+        let mut port_names = vec![(0u32, 0 as PortNum); g_total];
+        let mut display = vec![(0u32, 0 as PortNum); g_total];
+        let mut display_names: Vec<String> =
+            topo.switches().iter().map(|s| s.name.clone()).collect();
+        let mut switches = Vec::with_capacity(etopo.num_switches());
+        let mut internal_port = vec![false; g_total];
+        let buffered_out = buffers.out.is_some();
+        for s in 0..etopo.num_switches() as u32 {
+            let np = etopo.num_ports(SwitchId(s));
+            let base = etopo.port_index(SwitchId(s), 0) as u32;
+            let name_idx = match layout {
+                None => s,
+                Some(_) => {
+                    display_names.push(etopo.switches()[s as usize].name.clone());
+                    (display_names.len() - 1) as u32
+                }
+            };
+            for p in 0..np {
+                let g = (base + p as u32) as usize;
+                port_names[g] = (s, p);
+                let role = layout.map(|l| l.role(s, p)).unwrap_or(PortRole::External);
+                display[g] = match (layout, role) {
+                    (Some(l), PortRole::External) => l.fabric_port(s, p),
+                    _ => (name_idx, p),
+                };
+                let info = &mut ports[g];
+                (info.in_org, info.egress) = match role {
+                    PortRole::External if buffered_out => (INPUT, Egress::OutputBuffer),
+                    PortRole::External => (INPUT, Egress::Link),
+                    PortRole::Up => (CENTRAL, Egress::Link),
+                    PortRole::Down => (STAGING, Egress::Link),
+                };
+                internal_port[g] = role != PortRole::External;
+                info.hop = role == PortRole::External;
+                if let Some(peer) = etopo.switch_peer(SwitchId(s), p) {
+                    let l = etopo.links()[peer.link as usize];
+                    let inside = layout.is_some_and(|lay| lay.internal[peer.link as usize]);
+                    info.peer = gidx(peer.remote);
+                    info.latency = l.latency;
+                    info.width = l.width.min(u16::MAX as u32) as u16;
+                    info.to_endpoint = matches!(peer.remote.node, NodeId::Endpoint(_));
+                    info.to_switch = !inside && matches!(peer.remote.node, NodeId::Switch(_));
+                }
+            }
+            // With output buffers an input holds one crossbar connection at a time.
+            let (max_conns, speedup) = match layout {
+                None => (
+                    if buffered_out {
+                        1
+                    } else {
+                        cfg.switch.speedup.min(255) as u8
+                    },
+                    cfg.switch.speedup.min(u16::MAX as u32) as u16,
+                ),
+                Some(l) => match l.node[s as usize].1 {
+                    NodeKind::MPort(_) => (
+                        1,
+                        cfg.switch.opa.mport_link_width.min(u16::MAX as u32) as u16,
+                    ),
+                    NodeKind::Central => (1, 1),
+                },
+            };
+            switches.push(SwitchState {
+                base,
+                nports: np,
+                max_conns,
+                speedup,
+                conns: Vec::with_capacity(np as usize),
+                obuffered: 0,
+                dirty: false,
+                credit_blocked: false,
+                wake_at: NEVER,
+            });
+        }
+        for e in 0..n as u32 {
+            let peer = etopo.endpoint_peer(EndpointId(e));
+            let l = etopo.links()[peer.link as usize];
+            let g = (nic_base + e) as usize;
+            ports[g].peer = gidx(peer.remote);
+            ports[g].latency = l.latency;
+            ports[g].width = l.width.min(u16::MAX as u32) as u16;
+        }
+        // The sender's view of each link's receiver: the peer's input buffer, or nothing to
+        // count when the peer is an endpoint.
+        let tx_org: Vec<u8> = ports
+            .iter()
+            .map(|p| {
+                if p.to_endpoint {
+                    UNLIMITED
+                } else if p.peer == PortIdx::NONE {
+                    INPUT
+                } else {
+                    ports[p.peer.idx()].in_org
+                }
+            })
+            .collect();
+        let in_orgs: Vec<BufferOrg> = buffers.in_orgs.into_iter().map(|(_, o)| o).collect();
+        let credits = VlAccount::new(vls, tx_org, in_orgs.clone());
+        let obuf = match buffers.out {
+            None => OutputBuffers {
+                stalled: vec![false; g_total],
+                ..Default::default()
+            },
+            Some((_, org)) => OutputBuffers {
+                queues: (0..g_total * vls)
+                    .map(|_| VlQueue::new(Discipline::Fifo))
+                    .collect(),
+                account: VlAccount::new(
+                    vls,
+                    ports
+                        .iter()
+                        .map(|p| match p.egress {
+                            Egress::OutputBuffer => 0,
+                            Egress::Link => UNLIMITED,
+                        })
+                        .collect(),
+                    vec![org],
+                ),
+                waiting: vec![0; g_total],
+                cur: vec![Vl::NONE; g_total],
+                stalled: vec![false; g_total],
+                xsched: vec![
+                    OutputScheduler::RoundRobin {
+                        last: vls as u8 - 1,
+                        vls: vls as u8
+                    };
+                    g_total
+                ],
+            },
+        };
+        let sched = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let pattern = Pattern::build(
+            cfg.traffic.pattern,
+            cfg.traffic.hotspot.as_ref(),
+            topo,
+            cfg.seed,
+        )
+        .map_err(err)?;
+        let (sources, gen_heap) = sources(cfg, n);
+        let nic_buf = VlAccount::new(
+            vls,
+            vec![0; n],
+            vec![BufferOrg::fixed(vls, cfg.nic.buffer_flits)],
+        );
+        let wheel = TimeWheel::new(etopo.max_latency());
+        let routes = RouteSource::ForwardingTable(fabric.lft.clone());
+        let nic_sl2vl = fabric.nic_sl2vl.clone();
+        let mut net = Network {
+            cfg: cfg.clone(),
+            topo_name: topo.name().to_string(),
+            routing_name: fabric.engine.clone(),
+            config_hash: cfg.hash(),
+            vls,
+            switching: cfg.switch.switching,
+            routing_delay: cfg.switch.routing_delay as u64,
+            n_endpoints: n,
+            nic_base,
+            ports,
+            port_names,
+            switch_names: etopo.switches().iter().map(|s| s.name.clone()).collect(),
+            display,
+            display_names,
+            organisation,
+            routes,
+            fabric,
+            wheel,
+            credits,
+            out_busy: vec![false; g_total],
+            vl_owner: vec![PacketId::NONE; g_total * vls],
+            sched,
+            rr_out: vec![RoundRobinArbiter::default(); g_total],
+            inputs: (0..g_total * vls)
+                .map(|_| VlQueue::new(Discipline::Fifo))
+                .collect(),
+            occ: vec![0; g_total * vls],
+            in_orgs,
+            in_conns: vec![0; g_total],
+            waiting: vec![0; g_total],
+            rr_in: vec![RoundRobinArbiter::default(); g_total],
+            obuf,
+            switches,
+            alloc: Default::default(),
+            nics: (0..n).map(|_| Nic::new(classes, vls)).collect(),
+            nic_buf,
+            nic_sl2vl,
+            mtu,
+            sources,
+            gen_heap,
+            scripted: BinaryHeap::new(),
+            pattern,
+            packets: Default::default(),
+            cands: Vec::new(),
+            buffered_total: 0,
+            measured_outstanding: 0,
+            last_progress: 0,
+            counters: Collector::new(classes, g_total * vls),
+            build_seconds: 0.0,
+            check_every: cfg
+                .run
+                .check_invariants
+                .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
+            shuffle: None,
+        };
+        net.build_seconds = started.elapsed().as_secs_f64();
+        Ok(net)
+    }
+}
+
+/// The output scheduler of every port: the configured switch scheduler on fabric ports, the
+/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports.
+fn schedulers(
+    cfg: &ExperimentConfig,
+    mtu: &[u16],
+    vls: usize,
+    nsp: usize,
+    internal_port: &[bool],
+) -> Result<Vec<OutputScheduler>, SimError> {
+    let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
+    let port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
+    let switch_sched = OutputScheduler::new(&port_scheds.switch, vls as u8, &mtu_flits)
+        .map_err(|m| err(format!("switch scheduler: {m}")))?;
+    let nic_sched = OutputScheduler::new(&port_scheds.nic, vls as u8, &mtu_flits)
+        .map_err(|m| err(format!("NIC scheduler: {m}")))?;
+    let internal_sched = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
+        .map_err(|m| err(format!("internal scheduler: {m}")))?;
+    Ok((0..internal_port.len())
+        .map(|g| {
+            if g >= nsp {
+                nic_sched.clone()
+            } else if internal_port[g] {
+                internal_sched.clone()
+            } else {
+                switch_sched.clone()
+            }
+        })
+        .collect())
+}
+
+/// One source per (endpoint, class) with a positive rate, each with its own random stream,
+/// and the heap of their first message times.
+fn sources(cfg: &ExperimentConfig, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
+    let mut sources = Vec::new();
+    let mut gen_heap = BinaryHeap::new();
+    for e in 0..n as u32 {
+        for (c, cc) in cfg.traffic.classes.iter().enumerate() {
+            let rate = cfg.class_rate(c);
+            if rate <= 0.0 {
+                continue;
+            }
+            let p = (rate / cc.message_flits as f64).min(1.0);
+            let id = sources.len() as u32;
+            let mut src = Source {
+                endpoint: e,
+                class: c as u8,
+                p,
+                ln_q: (1.0 - p).ln(),
+                period: 1.0 / p,
+                acc: 0.0,
+                rng: stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64),
+            };
+            let first = match cfg.traffic.injection {
+                InjectionKind::Bernoulli => src.geometric_gap() - 1,
+                InjectionKind::Cbr => {
+                    src.acc = src.rng.gen::<f64>() * src.period;
+                    src.acc.floor() as u64
+                }
+            };
+            gen_heap.push(Reverse((first, id)));
+            sources.push(src);
+        }
+    }
+    (sources, gen_heap)
+}

@@ -1,0 +1,94 @@
+//! The flow-control invariant checker and the deadlock report.
+use super::{Egress, Network};
+use crate::ids::{Cycle, PortIdx, Vl};
+use crate::stats::{BlockedBuffer, DeadlockReport};
+
+impl Network {
+    /// Checks the flow-control invariants; returns the first violation. [`Network::run`] checks
+    /// them every 64 cycles in debug builds, and at the interval set by
+    /// [`Network::check_invariants_every`] in any build (a violation is a bug: it panics).
+    ///
+    /// * a receiver VL never holds more than its maximum, nor a port more than its total;
+    /// * a sender's outstanding count (flits sent or reserved, not yet credited) is never
+    ///   below what the receiver holds in that VL, and never above the VL maximum;
+    /// * output buffers stay within their capacity;
+    /// * an input VL is marked waiting exactly when it has a head that is not forwarding.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let v = self.vls;
+        for sw in &self.switches {
+            for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
+                let mut port_total = 0;
+                let org = &self.in_orgs[self.ports[g].in_org as usize];
+                for vl in 0..v {
+                    let i = g * v + vl;
+                    let occ = self.occ[i];
+                    port_total += occ;
+                    if occ > org.max[vl] {
+                        return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
+                    }
+                    let queued: u32 = self.inputs[i].iter().map(|b| b.present()).sum();
+                    if queued != occ {
+                        return Err(format!(
+                            "port {g} VL {vl}: occupancy {occ} != queued {queued}"
+                        ));
+                    }
+                    let peer = self.ports[g].peer;
+                    if peer != PortIdx::NONE {
+                        let used = self.credits.used(peer.idx(), Vl(vl as u8));
+                        if used < occ || used > org.max[vl] {
+                            return Err(format!(
+                                "port {g} VL {vl}: sender counts {used}, receiver holds {occ}"
+                            ));
+                        }
+                    }
+                    let head_waits = self.inputs[i].head().is_some_and(|h| !h.busy);
+                    if head_waits != (self.waiting[g] & (1 << vl) != 0) {
+                        return Err(format!("port {g} VL {vl}: waiting mask out of date"));
+                    }
+                    if self.ports[g].egress == Egress::OutputBuffer {
+                        let held = self.obuf.account.used(g, Vl(vl as u8));
+                        let max = self.obuf.account.org(g).map_or(u32::MAX, |o| o.max[vl]);
+                        if held > max {
+                            return Err(format!("port {g} VL {vl}: output buffer over capacity"));
+                        }
+                    }
+                }
+                let cap = org.total();
+                if port_total > cap {
+                    return Err(format!(
+                        "port {g}: {port_total} flits exceed the port's {cap}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The non-empty input buffers when the stall detector fires at cycle `t`.
+    pub(crate) fn deadlock_report(&self, t: Cycle) -> DeadlockReport {
+        let mut blocked = Vec::new();
+        for sw in &self.switches {
+            for ip in 0..sw.nports as usize {
+                let g = sw.base as usize + ip;
+                for v in 0..self.vls {
+                    if let Some(h) = self.inputs[g * self.vls + v].head() {
+                        let (s, p) = self.port_names[g];
+                        blocked.push(BlockedBuffer {
+                            switch: self.switch_names[s as usize].clone(),
+                            in_port: p as u32,
+                            vl: v as u32,
+                            out_port: h.out_port as u32,
+                            out_vl: h.out_vl.0 as u32,
+                            flits: self.occ[g * self.vls + v],
+                        });
+                    }
+                }
+            }
+        }
+        DeadlockReport {
+            cycle: t,
+            last_progress: self.last_progress,
+            blocked,
+        }
+    }
+}

@@ -1,0 +1,524 @@
+//! The flit-level engine: [`Network::build`] allocates every buffer and table once, then
+//! [`Network::run`] simulates cycle by cycle.
+//!
+//! # Model (one cycle = one flit on a width-1 link)
+//!
+//! * **Ports** are numbered globally ([`PortIdx`]): switch ports first
+//!   (`Topology::port_index`), then one port per endpoint. Each port has an output side (the
+//!   link it drives, with the sender's view of the receiver's buffer) and an input side (the
+//!   receiver's VL buffers).
+//! * **Links** ([`link`]) are delay lines: a flit sent in cycle `t` over a link of latency `L`
+//!   is in the receiver's buffer at the start of cycle `t + L`; the credit for a flit that
+//!   leaves a buffer in cycle `t` is back at the sender at `t + L`. Every effect between
+//!   components has latency ≥ 1, so each cycle is evaluate-then-commit and the order in which
+//!   components are visited never changes a result.
+//! * **Switches** ([`switch`]) have an [`Organisation`](route::Organisation), chosen once:
+//!   an *input-queued* crossbar, a *combined input/output-queued* crossbar (the crossbar
+//!   moves packets into per-port output buffers at `speedup` flits per cycle and each output
+//!   port's scheduler feeds its link from them), or the *hierarchical Omni-Path switch*
+//!   ([`opa`]), simulated as MPort and central crossbars of the same kind. A head flit
+//!   arriving in cycle `t` (or becoming the head of its VL in cycle `t`) may request its
+//!   output from cycle `t + routing_delay`; its output port and VL come from the switch's
+//!   route source and SL→VL table ([`route`]). A separable allocator ([`allocator`]) runs
+//!   every cycle in which something changed: each input port's round-robin arbiter picks one
+//!   VL whose head can start (output free, and, for virtual cut-through, room for the whole
+//!   packet in the next buffer; for wormhole, one credit and the output VL not held by
+//!   another packet); each output port's scheduler then picks a VL among its requests and a
+//!   round-robin arbiter picks the input. The granted packet holds its input VL and the output
+//!   port until its tail has passed (packets never interleave on a link, as in InfiniBand);
+//!   its first flit crosses in the cycle of the grant. A connection moves up to `width` flits
+//!   per cycle of the flits already present (cut-through), so an uncontended hop costs
+//!   `routing_delay + link latency` cycles.
+//! * **Buffers** ([`buffer`]) are static per VL or dynamically shared with a reserved minimum
+//!   and a maximum per VL; every credit check goes through one [`VlAccount`](buffer::VlAccount)
+//!   type. The packets of a VL wait in a [`VlQueue`](queue::VlQueue) whose discipline says
+//!   which may move next (FIFO today).
+//! * **Endpoints** ([`nic`]) generate messages into an unbounded application queue per class,
+//!   segment them into packets of at most the class MTU when they fit into the bounded NIC
+//!   buffer, and inject through an output scheduler under the same credit rules; they
+//!   consume flits at link rate.
+//!
+//! The latency of a lone packet of `P` flits crossing `k` switches over links of latency `L`
+//! with routing delay `R`, measured from generation to tail delivery, is therefore
+//! `(k + 1)·L + k·R + P − 1` cycles (see the `closed_form` tests).
+//!
+//! Flow control is checked by [`Network::check_invariants`] ([`invariants`]); a fabric in which
+//! no flit moves for `run.stall_cycles` while flits are buffered stops with a deadlock report.
+use crate::config::{ExperimentConfig, Switching};
+use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
+use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
+use crate::stats::collector::{Collector, RunEnd};
+use crate::stats::{DeadlockReport, Delivery, PortResult, RunResult};
+use crate::traffic::Pattern;
+use crate::SimError;
+use flitsim_manager::FabricConfig;
+use flitsim_topology::PortNum;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub mod allocator;
+pub mod buffer;
+mod build;
+pub mod invariants;
+pub mod link;
+pub mod nic;
+pub mod opa;
+pub mod packet;
+pub mod queue;
+pub mod route;
+pub mod switch;
+
+use allocator::SeparableAllocator;
+use buffer::{BufferOrg, VlAccount};
+use link::{Event, TimeWheel, F_HEAD, F_TAIL};
+use nic::{Nic, Scripted, Source};
+use packet::PacketSlab;
+use queue::{BufPkt, VlQueue};
+use route::{Organisation, RouteSource};
+use switch::SwitchState;
+
+/// Where a crossbar connection to an output port delivers its flits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Egress {
+    /// Straight onto the port's link.
+    Link,
+    /// Into the port's output buffer, which feeds the link.
+    OutputBuffer,
+}
+
+/// Static facts about one port of the engine.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortInfo {
+    /// The port at the other end of the link ([`PortIdx::NONE`] if unconnected).
+    pub peer: PortIdx,
+    pub latency: u32,
+    pub width: u16,
+    /// The peer is an endpoint: it sinks at link rate, no credits needed.
+    pub to_endpoint: bool,
+    /// The peer is a switch of the fabric (the link counts in flit-hops).
+    pub to_switch: bool,
+    /// A packet crossing the crossbar from this input counts as a switch hop.
+    pub hop: bool,
+    /// Organisation of this port's input buffer (index into `Network::in_orgs`).
+    pub in_org: u8,
+    pub egress: Egress,
+}
+
+/// The output buffers of all ports (combined input/output-queued and Omni-Path switches).
+#[derive(Default)]
+pub(crate) struct OutputBuffers {
+    /// Per (port, VL).
+    pub queues: Vec<VlQueue>,
+    pub account: VlAccount,
+    /// Per port, the VLs with packets, and the VL whose packet is on the link.
+    pub waiting: Vec<u32>,
+    pub cur: Vec<Vl>,
+    /// No head could start at the last try; nothing to do until credits arrive or a new
+    /// packet enters.
+    pub stalled: Vec<bool>,
+    /// Round robin among VLs at the crossbar stage.
+    pub xsched: Vec<OutputScheduler>,
+}
+
+/// A built fabric ready to simulate.
+pub struct Network {
+    cfg: ExperimentConfig,
+    topo_name: String,
+    routing_name: String,
+    config_hash: String,
+    vls: usize,
+    switching: Switching,
+    routing_delay: u64,
+    n_endpoints: usize,
+    /// Index of the first NIC port.
+    nic_base: u32,
+    ports: Vec<PortInfo>,
+    /// Per port, the simulated switch and its port number.
+    port_names: Vec<(u32, PortNum)>,
+    switch_names: Vec<String>,
+    /// Per port, the (name index into `display_names`, port number) shown in results: the
+    /// fabric's switch and port for external ports, the internal node's otherwise.
+    display: Vec<(u32, PortNum)>,
+    display_names: Vec<String>,
+    organisation: Organisation,
+    routes: RouteSource,
+    fabric: FabricConfig,
+    wheel: TimeWheel,
+    // Output side of every port.
+    /// The sender's view of the receiver's input buffer.
+    credits: VlAccount,
+    out_busy: Vec<bool>,
+    /// Per (port, VL), the packet holding the VL under wormhole switching.
+    vl_owner: Vec<PacketId>,
+    sched: Vec<OutputScheduler>,
+    rr_out: Vec<RoundRobinArbiter>,
+    // Input side of every port.
+    /// Per (port, VL).
+    inputs: Vec<VlQueue>,
+    /// Per (port, VL), flits held (receiver's count).
+    occ: Vec<u32>,
+    in_orgs: Vec<BufferOrg>,
+    /// Crossbar connections each input port holds.
+    in_conns: Vec<u8>,
+    /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
+    waiting: Vec<u32>,
+    rr_in: Vec<RoundRobinArbiter>,
+    obuf: OutputBuffers,
+    switches: Vec<SwitchState>,
+    alloc: SeparableAllocator,
+    // Endpoints and traffic.
+    nics: Vec<Nic>,
+    nic_buf: VlAccount,
+    nic_sl2vl: Vec<u8>,
+    mtu: Vec<u16>,
+    sources: Vec<Source>,
+    gen_heap: BinaryHeap<Reverse<(Cycle, u32)>>,
+    scripted: BinaryHeap<Reverse<Scripted>>,
+    pattern: Pattern,
+    packets: PacketSlab,
+    /// Scratch for scheduler candidates.
+    cands: Vec<Candidate>,
+    // Progress.
+    /// Flits in switch buffers.
+    buffered_total: u64,
+    measured_outstanding: u64,
+    last_progress: Cycle,
+    counters: Collector,
+    build_seconds: f64,
+    /// Check the invariants every this many cycles (0: never).
+    check_every: u64,
+    /// A random visiting order (testing), or the index order.
+    shuffle: Option<VisitOrder>,
+}
+
+/// A visiting order of NICs and switches, shuffled every cycle.
+struct VisitOrder {
+    nics: Vec<u32>,
+    switches: Vec<u32>,
+    rng: crate::traffic::ComponentRng,
+}
+
+impl VisitOrder {
+    fn shuffle(&mut self) {
+        use rand::seq::SliceRandom;
+        self.nics.shuffle(&mut self.rng);
+        self.switches.shuffle(&mut self.rng);
+    }
+}
+
+impl Network {
+    /// Schedules one message of `flits` flits from `src` to `dst` in `class` at cycle `at`, in
+    /// addition to the configured sources (scripted traffic: tests, trace replay).
+    pub fn inject_message(
+        &mut self,
+        at: u64,
+        src: u32,
+        dst: u32,
+        class: u8,
+        flits: u32,
+    ) -> Result<(), SimError> {
+        let n = self.n_endpoints as u32;
+        if src >= n || dst >= n || class as usize >= self.mtu.len() || flits == 0 {
+            return Err(SimError::Build(format!(
+                "scripted message {src}->{dst} class {class} of {flits} flits is out of range"
+            )));
+        }
+        let seq = self.scripted.len() as u64;
+        self.scripted
+            .push(Reverse((at, seq, src, dst, class, flits)));
+        Ok(())
+    }
+
+    /// Records every delivered packet (for tests and debugging; costs memory per packet).
+    pub fn enable_trace(&mut self) {
+        self.counters.trace = Some(Vec::new());
+    }
+
+    /// Checks the flow-control invariants every `cycles` cycles of [`run`](Self::run), in
+    /// release builds too (0: never; debug builds default to 64). A violation panics: it is a
+    /// bug of the engine, never of the input.
+    pub fn check_invariants_every(&mut self, cycles: u64) {
+        self.check_every = cycles;
+    }
+
+    /// Visits NICs and switches in a new random order every cycle (from `seed`). Results must
+    /// not change: each cycle is evaluate-then-commit. For testing that claim.
+    pub fn shuffle_visit_order(&mut self, seed: u64) {
+        self.shuffle = Some(VisitOrder {
+            nics: (0..self.n_endpoints as u32).collect(),
+            switches: (0..self.switches.len() as u32).collect(),
+            rng: crate::traffic::stream(seed, crate::traffic::StreamKind::Test, 0),
+        });
+    }
+
+    /// Packets delivered so far, when tracing is enabled.
+    pub fn deliveries(&self) -> &[Delivery] {
+        self.counters.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all
+    /// of it under virtual cut-through; one credit and the VL not held by another packet
+    /// under wormhole.
+    #[inline]
+    fn can_start(&self, g: usize, vl: Vl, remaining: u32) -> bool {
+        match self.switching {
+            Switching::Vct => self.credits.fits(g, vl, remaining),
+            Switching::Wormhole => {
+                self.vl_owner[g * self.vls + vl.idx()] == PacketId::NONE
+                    && self.credits.fits(g, vl, 1)
+            }
+        }
+    }
+
+    // ---- the cycle loop ------------------------------------------------------------------
+
+    /// Runs warm-up, measurement and drain, and returns the results.
+    pub fn run(&mut self) -> RunResult {
+        let started = std::time::Instant::now();
+        let w = self.cfg.run.warmup;
+        let m = self.cfg.run.measure;
+        let window = (w, w + m);
+        let hard_end = w + m + self.cfg.run.drain_max;
+        let stall = self.cfg.run.stall_cycles.max(1);
+        let mut t: Cycle = 0;
+        let mut deadlock = None;
+        loop {
+            if t >= window.1
+                && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end)
+            {
+                break;
+            }
+            if self.buffered_total > 0 && t > self.last_progress + stall {
+                deadlock = Some(self.deadlock_report(t));
+                break;
+            }
+            if self.check_every > 0 && t.is_multiple_of(self.check_every) {
+                if let Err(e) = self.check_invariants() {
+                    panic!("cycle {t}: {e}");
+                }
+            }
+            let in_window = t >= window.0 && t < window.1;
+            self.deliver(t, in_window);
+            self.generate(t, window);
+            match self.shuffle.take() {
+                None => {
+                    for e in 0..self.n_endpoints {
+                        self.nic_cycle(e, t, in_window);
+                    }
+                    for s in 0..self.switches.len() {
+                        self.switch_cycle(s, t, in_window);
+                    }
+                }
+                Some(mut order) => {
+                    order.shuffle();
+                    for &e in &order.nics {
+                        self.nic_cycle(e as usize, t, in_window);
+                    }
+                    for &s in &order.switches {
+                        self.switch_cycle(s as usize, t, in_window);
+                    }
+                    self.shuffle = Some(order);
+                }
+            }
+            // Skip idle time: nothing in flight, nothing queued → jump to the next message.
+            if self.wheel.pending == 0 && self.buffered_total == 0 && self.nics_idle() {
+                let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
+                let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
+                let limit = if t + 1 < window.1 { window.1 } else { hard_end };
+                t = next.min(limit).max(t + 1);
+                self.last_progress = self.last_progress.max(t.saturating_sub(1));
+            } else {
+                t += 1;
+            }
+        }
+        let wall = started.elapsed().as_secs_f64();
+        self.results(t, wall, deadlock)
+    }
+
+    #[inline(always)]
+    fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
+        let nic = &self.nics[e];
+        if nic.app_msgs > 0 || nic.used > 0 {
+            self.step_nic(e, t, in_window);
+        }
+    }
+
+    #[inline(always)]
+    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let sw = &self.switches[s];
+        if sw.dirty || sw.wake_at <= t {
+            self.allocate(s, t);
+        }
+        if !self.switches[s].conns.is_empty() {
+            self.advance(s, t, in_window);
+        }
+        if self.switches[s].obuffered > 0 {
+            self.drain_outputs(s, t, in_window);
+        }
+    }
+
+    fn nics_idle(&self) -> bool {
+        self.nics.iter().all(|n| n.app_msgs == 0 && n.used == 0)
+    }
+
+    /// Delivers the link events of cycle `t`: credits to senders, flits to switch input
+    /// buffers and to endpoints.
+    #[inline(never)]
+    fn deliver(&mut self, t: Cycle, in_window: bool) {
+        let events = self.wheel.take(t);
+        for ev in &events {
+            let g = ev.target.idx();
+            if !ev.is_flit() {
+                self.credits.release(g, ev.vl, ev.n as u32);
+                self.obuf.stalled[g] = false;
+                if g < self.nic_base as usize {
+                    let sw = &mut self.switches[self.port_names[g].0 as usize];
+                    sw.dirty |= sw.credit_blocked;
+                }
+            } else if g >= self.nic_base as usize {
+                self.eject(ev, t, in_window);
+            } else {
+                self.arrive(ev, t);
+            }
+        }
+        self.wheel.restore(t, events);
+    }
+
+    /// Flits arrive in a switch input buffer; a head flit is routed at once.
+    #[inline(never)]
+    fn arrive(&mut self, ev: &Event, t: Cycle) {
+        let g = ev.target.idx();
+        let (s, in_port) = self.port_names[g];
+        let i = g * self.vls + ev.vl.idx();
+        if ev.flags & F_HEAD != 0 {
+            let p = &self.packets[ev.pkt];
+            let sw = &mut self.switches[s as usize];
+            let (out_port, out_vl) = self.organisation.route(
+                &self.routes,
+                &self.fabric,
+                s,
+                sw.nports as usize,
+                in_port,
+                p,
+                ev.vl,
+            );
+            // A packet entering an empty VL is its head at once; otherwise it becomes the head
+            // (and starts waiting) when the packet before it leaves.
+            let head = self.inputs[i].push(BufPkt {
+                pkt: ev.pkt,
+                len: p.len,
+                recv: ev.n,
+                sent: 0,
+                out_port,
+                out_vl,
+                busy: false,
+                arrived: t,
+                ready: NEVER,
+            });
+            if head {
+                let r = t + self.routing_delay;
+                self.inputs[i].head_mut().unwrap().ready = r;
+                sw.wake_at = sw.wake_at.min(r);
+                self.waiting[g] |= ev.vl.bit();
+            }
+        } else {
+            self.inputs[i].receive(ev.pkt, ev.n);
+        }
+        self.occ[i] += ev.n as u32;
+        debug_assert!(
+            self.occ[i] <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
+            "buffer overflow"
+        );
+        self.buffered_total += ev.n as u64;
+    }
+
+    /// Flits reach their destination endpoint; the tail completes the packet.
+    #[inline(never)]
+    fn eject(&mut self, ev: &Event, t: Cycle, in_window: bool) {
+        let p = self.packets[ev.pkt];
+        let c = &mut self.counters;
+        c.flits_delivered += ev.n as u64;
+        if in_window {
+            c.window_accepted[p.class.idx()] += ev.n as u64;
+        }
+        if ev.flags & F_TAIL == 0 {
+            return;
+        }
+        if p.measured {
+            c.lat[p.class.idx()].add(t - p.gen);
+            c.net_lat[p.class.idx()].add(t - p.inject);
+            c.hops_sum += p.hops as u64;
+            c.hops_n += 1;
+            self.measured_outstanding -= 1;
+        }
+        if let Some(tr) = &mut c.trace {
+            tr.push(Delivery {
+                src: p.src,
+                dst: p.dst,
+                class: p.class.0,
+                len: p.len,
+                seq: p.seq,
+                generated: p.gen,
+                injected: p.inject,
+                delivered: t,
+                hops: p.hops,
+            });
+        }
+        self.packets.free(ev.pkt);
+    }
+
+    fn results(&mut self, t: Cycle, wall: f64, deadlock: Option<DeadlockReport>) -> RunResult {
+        let m = self.cfg.run.measure as f64;
+        // Remaining flits, counted from the state (independently of the delivery counters).
+        let in_apps: u64 = self
+            .nics
+            .iter()
+            .flat_map(|nic| nic.app.iter().flatten())
+            .map(|m| m.left as u64)
+            .sum();
+        let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
+        let on_links = self.wheel.flits_in_flight();
+        let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum::<u64>()
+            + self
+                .obuf
+                .queues
+                .iter()
+                .flat_map(|q| q.iter())
+                .map(|b| b.present() as u64)
+                .sum::<u64>();
+        let ports = if self.cfg.run.per_port_stats {
+            (0..self.nic_base as usize)
+                .filter(|&g| self.ports[g].peer != PortIdx::NONE)
+                .map(|g| {
+                    let (s, p) = self.display[g];
+                    let vl_flits =
+                        self.counters.vl_flits[g * self.vls..(g + 1) * self.vls].to_vec();
+                    let total: u64 = vl_flits.iter().sum();
+                    PortResult {
+                        switch: self.display_names[s as usize].clone(),
+                        port: p as u32,
+                        to_endpoint: self.ports[g].to_endpoint,
+                        vl_flits,
+                        utilisation: total as f64 / (m * self.ports[g].width as f64),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.counters.finish(RunEnd {
+            cfg: &self.cfg,
+            config_hash: &self.config_hash,
+            topology: &self.topo_name,
+            routing: &self.routing_name,
+            endpoints: self.n_endpoints,
+            cycles: t,
+            wall_seconds: wall,
+            build_seconds: self.build_seconds,
+            all_measured_delivered: self.measured_outstanding == 0,
+            deadlock,
+            remaining: in_apps + in_nics + on_links + in_switches,
+            ports,
+        })
+    }
+}

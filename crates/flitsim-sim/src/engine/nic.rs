@@ -1,0 +1,302 @@
+//! Endpoints: traffic sources, the NIC's queues and its injection scheduler.
+//!
+//! The pipeline of an endpoint, every cycle it has work:
+//!
+//! ```text
+//! sources ─► application queue per class ─► NIC buffer, one queue per VL ─► scheduler ─► link
+//!            (unbounded, messages)             (nic.buffer_flits per VL,    (same kinds as
+//!                                               packets of ≤ MTU flits)      switch ports)
+//! ```
+//!
+//! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
+//! head packet starts next, under the same credit rules as a switch output port.
+use super::link::Event;
+use super::packet::Packet;
+use super::Network;
+use crate::config::{InjectionKind, Switching};
+use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
+use crate::scheduler::Candidate;
+use crate::traffic::ComponentRng;
+use rand::Rng;
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+/// A scripted message: (cycle, order of scheduling, source, destination, class, flits).
+pub(crate) type Scripted = (Cycle, u64, u32, u32, u8, u32);
+
+/// A message waiting in an application queue.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Msg {
+    pub gen: Cycle,
+    pub dst: u32,
+    /// Flits not yet packetised.
+    pub left: u32,
+    pub measured: bool,
+}
+
+/// One endpoint's NIC.
+pub(crate) struct Nic {
+    /// Application queue per class.
+    pub app: Vec<VecDeque<Msg>>,
+    pub app_msgs: u32,
+    /// NIC buffer: packets per VL.
+    pub queues: Vec<VecDeque<PacketId>>,
+    /// Flits in the NIC buffer.
+    pub used: u32,
+    /// The packet on the link, the flits of it sent, and its VL.
+    pub cur: PacketId,
+    pub cur_sent: u16,
+    pub cur_vl: Vl,
+    /// Class the next refill round starts with.
+    pub rr_class: u8,
+    /// Packets created so far.
+    pub seq: u64,
+    /// Flits that must leave before a waiting head can fit (0: try the refill).
+    pub skip: u32,
+}
+
+impl Nic {
+    pub fn new(classes: usize, vls: usize) -> Self {
+        Nic {
+            app: (0..classes).map(|_| VecDeque::new()).collect(),
+            app_msgs: 0,
+            queues: (0..vls).map(|_| VecDeque::new()).collect(),
+            used: 0,
+            cur: PacketId::NONE,
+            cur_sent: 0,
+            cur_vl: Vl(0),
+            rr_class: 0,
+            seq: 0,
+            skip: 0,
+        }
+    }
+}
+
+/// A traffic source: one class of one endpoint.
+pub(crate) struct Source {
+    pub endpoint: u32,
+    pub class: u8,
+    /// Messages per cycle.
+    pub p: f64,
+    pub ln_q: f64,
+    pub period: f64,
+    pub acc: f64,
+    pub rng: ComponentRng,
+}
+
+impl Source {
+    /// Cycles to the next message of a Bernoulli process (≥ 1): geometric with parameter `p`.
+    pub fn geometric_gap(&mut self) -> u64 {
+        if self.p >= 1.0 {
+            return 1;
+        }
+        let u: f64 = 1.0 - self.rng.gen::<f64>(); // (0, 1]
+        1 + (u.ln() / self.ln_q).floor() as u64
+    }
+}
+
+impl Network {
+    /// Sources and scripted messages due in cycle `t` put their messages into the
+    /// application queues.
+    #[inline(never)]
+    pub(crate) fn generate(&mut self, t: Cycle, window: (Cycle, Cycle)) {
+        let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
+        while let Some(&Reverse((at, id))) = self.gen_heap.peek() {
+            if at > t {
+                break;
+            }
+            self.gen_heap.pop();
+            let src = &mut self.sources[id as usize];
+            let e = src.endpoint;
+            let c = src.class as usize;
+            let dst = self.pattern.draw(e, &mut src.rng);
+            let next = if cbr {
+                src.acc += src.period;
+                (src.acc.floor() as u64).max(t + 1)
+            } else {
+                t + src.geometric_gap()
+            };
+            self.gen_heap.push(Reverse((next, id)));
+            let size = self.cfg.traffic.classes[c].message_flits;
+            self.enqueue_message(t, e, dst, c, size, window);
+        }
+        while let Some(&Reverse((at, _, e, dst, c, size))) = self.scripted.peek() {
+            if at > t {
+                break;
+            }
+            self.scripted.pop();
+            self.enqueue_message(t, e, dst, c as usize, size, window);
+        }
+    }
+
+    fn enqueue_message(
+        &mut self,
+        t: Cycle,
+        e: u32,
+        dst: u32,
+        c: usize,
+        size: u32,
+        window: (Cycle, Cycle),
+    ) {
+        let measured = t >= window.0 && t < window.1;
+        self.counters.flits_generated += size as u64;
+        if measured {
+            self.counters.window_generated[c] += size as u64;
+            self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
+        }
+        let nic = &mut self.nics[e as usize];
+        nic.skip = 0;
+        nic.app[c].push_back(Msg {
+            gen: t,
+            dst,
+            left: size,
+            measured,
+        });
+        nic.app_msgs += 1;
+    }
+
+    /// One cycle of endpoint `e`: refill the NIC buffer, start a packet when the link is free,
+    /// send flits of the current packet.
+    #[inline(never)]
+    pub(crate) fn step_nic(&mut self, e: usize, t: Cycle, in_window: bool) {
+        if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
+            self.refill(e);
+        }
+        let g = self.nic_base as usize + e;
+        if self.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
+            return;
+        }
+        self.send_from_nic(e, g, t, in_window);
+    }
+
+    /// Application queues → NIC buffer (a queue per VL, `nic.buffer_flits` each), one packet
+    /// per class per round while they fit. A head that does not fit blocks its VL for the rest
+    /// of the refill, so small packets of another class cannot overtake it into that VL and
+    /// starve it. `skip` counts flits that must leave the NIC before any waiting head can fit
+    /// (0 = try now); a new message resets it.
+    fn refill(&mut self, e: usize) {
+        let classes = self.mtu.len();
+        let mut blocked: u32 = 0;
+        let mut shortfall = u32::MAX;
+        loop {
+            let mut moved = false;
+            for k in 0..classes {
+                let nic = &self.nics[e];
+                let c = (nic.rr_class as usize + k) % classes;
+                let Some(msg) = nic.app[c].front() else {
+                    continue;
+                };
+                let len = msg.left.min(self.mtu[c] as u32);
+                let dst = msg.dst;
+                let wire_sl = self
+                    .fabric
+                    .wire_sl(c as u8, e as u32, dst, self.n_endpoints);
+                let vl = Vl(self.nic_sl2vl[wire_sl as usize]);
+                if blocked & vl.bit() != 0 {
+                    continue;
+                }
+                let free = self.nic_buf.room(e, vl, u32::MAX);
+                if len > free {
+                    blocked |= vl.bit();
+                    shortfall = shortfall.min(len - free);
+                    continue;
+                }
+                let nic = &mut self.nics[e];
+                let msg = nic.app[c].front_mut().unwrap();
+                let m = *msg;
+                msg.left -= len;
+                if msg.left == 0 {
+                    nic.app[c].pop_front();
+                    nic.app_msgs -= 1;
+                }
+                nic.used += len;
+                let seq = nic.seq;
+                nic.seq += 1;
+                self.nic_buf.reserve(e, vl, len);
+                let id = self.packets.alloc(Packet {
+                    src: e as u32,
+                    dst: m.dst,
+                    gen: m.gen,
+                    inject: 0,
+                    seq,
+                    len: len as u16,
+                    class: Sl(c as u8),
+                    wire_sl,
+                    hops: 0,
+                    measured: m.measured,
+                });
+                self.nics[e].queues[vl.idx()].push_back(id);
+                moved = true;
+            }
+            let nic = &mut self.nics[e];
+            nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
+            if !moved || nic.app_msgs == 0 {
+                if nic.app_msgs > 0 && shortfall != u32::MAX {
+                    nic.skip = shortfall;
+                }
+                break;
+            }
+        }
+    }
+
+    /// The NIC's scheduler picks the VL whose head packet goes on the link next. Returns false
+    /// when none can start.
+    fn start_packet(&mut self, e: usize, g: usize, t: Cycle) -> bool {
+        let mut cands = std::mem::take(&mut self.cands);
+        cands.clear();
+        for v in 0..self.vls {
+            if let Some(&p) = self.nics[e].queues[v].front() {
+                let pk = &self.packets[p];
+                if self.can_start(g, Vl(v as u8), pk.len as u32) {
+                    cands.push(Candidate {
+                        vl: v as u8,
+                        sl: pk.class.0,
+                    });
+                }
+            }
+        }
+        let chosen = self.sched[g].choose(&cands);
+        self.cands = cands;
+        let Some(chosen) = chosen else {
+            return false;
+        };
+        let v = Vl(chosen.vl);
+        let p = self.nics[e].queues[v.idx()].pop_front().unwrap();
+        let len = self.packets[p].len as u32;
+        self.sched[g].sent(chosen, len);
+        if self.switching == Switching::Vct {
+            self.credits.reserve(g, v, len);
+        }
+        self.packets[p].inject = t;
+        let nic = &mut self.nics[e];
+        nic.cur = p;
+        nic.cur_sent = 0;
+        nic.cur_vl = v;
+        true
+    }
+
+    /// Sends up to `width` flits of the NIC's current packet.
+    fn send_from_nic(&mut self, e: usize, g: usize, t: Cycle, in_window: bool) {
+        let (p, v, sent) = (self.nics[e].cur, self.nics[e].cur_vl, self.nics[e].cur_sent);
+        let len = self.packets[p].len;
+        let mut n = (len - sent).min(self.ports[g].width) as u32;
+        if self.switching == Switching::Wormhole {
+            n = self.credits.room(g, v, n);
+            self.credits.reserve(g, v, n);
+        }
+        if n == 0 {
+            return;
+        }
+        let ev = Event::flits(p, v, sent, n, len);
+        self.transmit(t, PortIdx(g as u32), ev, in_window);
+        self.last_progress = t;
+        self.nic_buf.release(e, v, n);
+        let nic = &mut self.nics[e];
+        nic.cur_sent += n as u16;
+        nic.used -= n;
+        nic.skip = nic.skip.saturating_sub(n);
+        if nic.cur_sent == len {
+            nic.cur = PacketId::NONE;
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! A switch's cycle: allocation, crossbar traversal, and the output-buffer stage.
+//!
+//! * [`Network::allocate`] runs the input stage of the separable allocator (each input port's
+//!   round-robin arbiter offers one VL whose head may start) and hands the requests to the
+//!   [`SeparableAllocator`](super::allocator::SeparableAllocator) for the output stage; each
+//!   grant opens a crossbar connection.
+//! * [`Network::advance`] moves flits over every open connection: onto the output link, or
+//!   into the output buffer when the port has one.
+//! * [`Network::drain_outputs`] is the link stage of ports with output buffers: each output
+//!   port's scheduler picks the VL whose head packet goes next on the link.
+use super::allocator::{round_robin_bits, Request};
+use super::link::Event;
+use super::queue::BufPkt;
+use super::{Egress, Network};
+use crate::config::Switching;
+use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
+use crate::scheduler::Candidate;
+
+/// An open crossbar connection: a packet moving from an input VL to an output VL.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Conn {
+    pub input: PortIdx,
+    pub output: PortIdx,
+    pub in_vl: Vl,
+    pub out_vl: Vl,
+}
+
+/// The state of one simulated switch (a crossbar with its ports).
+pub(crate) struct SwitchState {
+    /// Global index of its port 0.
+    pub base: u32,
+    pub nports: u16,
+    /// Crossbar connections an input port may hold at once.
+    pub max_conns: u8,
+    /// Flits per cycle a crossbar connection moves into an output buffer.
+    pub speedup: u16,
+    pub conns: Vec<Conn>,
+    /// Flits in this switch's output buffers.
+    pub obuffered: u32,
+    /// Something changed: allocation must run.
+    pub dirty: bool,
+    /// A ready head waits for credits: a credit arrival must re-run allocation.
+    pub credit_blocked: bool,
+    /// The next cycle a head becomes ready.
+    pub wake_at: Cycle,
+}
+
+impl Network {
+    /// Separable input-first allocation for switch `s` (see the module docs).
+    #[inline(never)]
+    pub(crate) fn allocate(&mut self, s: usize, t: Cycle) {
+        let vls = self.vls;
+        let base = self.switches[s].base as usize;
+        let np = self.switches[s].nports as usize;
+        let max_conns = self.switches[s].max_conns;
+        let vct = self.switching == Switching::Vct;
+        let mut wake = NEVER;
+        let mut credit_blocked = false;
+        let mut alloc = std::mem::take(&mut self.alloc);
+        alloc.clear();
+        // Input stage: each input offers its first eligible VL in round-robin order.
+        for ip in 0..np {
+            let input = base + ip;
+            if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
+                continue;
+            }
+            let start = self.rr_in[input].start(vls) as u32;
+            let mut chosen = false;
+            for v in round_robin_bits(self.waiting[input], start) {
+                let h = self.inputs[input * vls + v as usize]
+                    .head()
+                    .expect("waiting VL has a head");
+                debug_assert!(!h.busy);
+                if h.ready > t {
+                    wake = wake.min(h.ready);
+                    continue;
+                }
+                if chosen {
+                    continue;
+                }
+                let output = base + h.out_port as usize;
+                if self.out_busy[output] {
+                    continue;
+                }
+                let ok = match self.ports[output].egress {
+                    Egress::OutputBuffer => {
+                        let need = if vct { h.remaining() } else { 1 };
+                        self.obuf.account.fits(output, h.out_vl, need)
+                    }
+                    Egress::Link => self.can_start(output, h.out_vl, h.remaining()),
+                };
+                if ok {
+                    alloc.request(Request {
+                        input: ip as u16,
+                        in_vl: Vl(v as u8),
+                        output: h.out_port,
+                        out_vl: h.out_vl,
+                        sl: self.packets[h.pkt].class,
+                    });
+                    chosen = true;
+                } else {
+                    credit_blocked = true;
+                }
+            }
+        }
+        // Output stage: the output's scheduler picks a candidate (the crossbar-stage round
+        // robin when the output is buffered), its round-robin arbiter the input.
+        let (sched, xsched, rr_out) = (&mut self.sched, &mut self.obuf.xsched, &self.rr_out);
+        let ports = &self.ports;
+        let lost = alloc.allocate(
+            np,
+            |op, cands| {
+                let output = base + op as usize;
+                match ports[output].egress {
+                    Egress::OutputBuffer => xsched[output].choose(cands),
+                    Egress::Link => sched[output].choose(cands),
+                }
+            },
+            |op| rr_out[base + op as usize].start(np),
+        );
+        for g in alloc.grants() {
+            self.open_connection(s, g, vct);
+        }
+        self.alloc = alloc;
+        let sw = &mut self.switches[s];
+        sw.wake_at = wake;
+        sw.credit_blocked = credit_blocked;
+        // A request that lost may win elsewhere next cycle: allocate again then.
+        sw.dirty = lost;
+    }
+
+    /// Opens the crossbar connection of a grant: reserves room downstream (the whole packet
+    /// under virtual cut-through; the output VL under wormhole) and marks input and output busy.
+    fn open_connection(&mut self, s: usize, g: &Request, vct: bool) {
+        let vls = self.vls;
+        let base = self.switches[s].base as usize;
+        let input = base + g.input as usize;
+        let output = base + g.output as usize;
+        let q = self.inputs[input * vls + g.in_vl.idx()].head_mut().unwrap();
+        q.busy = true;
+        self.waiting[input] &= !g.in_vl.bit();
+        let pkt = q.pkt;
+        let remaining = q.remaining();
+        self.in_conns[input] += 1;
+        self.out_busy[output] = true;
+        match self.ports[output].egress {
+            Egress::OutputBuffer => {
+                if vct {
+                    self.obuf.account.reserve(output, g.out_vl, remaining);
+                }
+            }
+            Egress::Link => {
+                if vct {
+                    self.credits.reserve(output, g.out_vl, remaining);
+                } else {
+                    self.vl_owner[output * vls + g.out_vl.idx()] = pkt;
+                }
+                let c = Candidate {
+                    vl: g.out_vl.0,
+                    sl: g.sl.0,
+                };
+                self.sched[output].sent(c, remaining);
+            }
+        }
+        self.rr_in[input].grant(g.in_vl.idx());
+        self.rr_out[output].grant(g.input as usize);
+        if self.ports[input].hop {
+            self.packets[pkt].hops += 1;
+        }
+        self.switches[s].conns.push(Conn {
+            input: PortIdx(input as u32),
+            output: PortIdx(output as u32),
+            in_vl: g.in_vl,
+            out_vl: g.out_vl,
+        });
+    }
+
+    /// Moves flits of every connection of switch `s`.
+    #[inline(never)]
+    pub(crate) fn advance(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let vls = self.vls;
+        let wormhole = self.switching == Switching::Wormhole;
+        let mut i = 0;
+        while i < self.switches[s].conns.len() {
+            let c = self.switches[s].conns[i];
+            let (input, output) = (c.input.idx(), c.output.idx());
+            let bi = input * vls + c.in_vl.idx();
+            let h = *self.inputs[bi].head().unwrap();
+            let out = self.ports[output];
+            let to_obuf = out.egress == Egress::OutputBuffer;
+            let mut n = if to_obuf {
+                h.present().min(self.switches[s].speedup as u32)
+            } else {
+                h.present().min(out.width as u32)
+            };
+            if wormhole && n > 0 {
+                let account = if to_obuf {
+                    &mut self.obuf.account
+                } else {
+                    &mut self.credits
+                };
+                n = account.room(output, c.out_vl, n);
+                account.reserve(output, c.out_vl, n);
+            }
+            if n == 0 {
+                i += 1;
+                continue;
+            }
+            let tail = h.sent as u32 + n == h.len as u32;
+            if to_obuf {
+                let q = &mut self.obuf.queues[output * vls + c.out_vl.idx()];
+                if h.sent == 0 {
+                    q.push(BufPkt {
+                        recv: n as u16,
+                        sent: 0,
+                        busy: false,
+                        ..h
+                    });
+                } else {
+                    q.receive(h.pkt, n as u16);
+                }
+                self.obuf.waiting[output] |= c.out_vl.bit();
+                self.obuf.stalled[output] = false;
+                self.switches[s].obuffered += n;
+            } else {
+                let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+                self.transmit(t, c.output, ev, in_window);
+                self.buffered_total -= n as u64;
+            }
+            self.return_credits(t, c.input, n, c.in_vl);
+            self.occ[bi] -= n;
+            self.last_progress = t;
+            if tail {
+                self.close_connection(s, i, c, t);
+            } else {
+                self.inputs[bi].head_mut().unwrap().sent += n as u16;
+                i += 1;
+            }
+        }
+    }
+
+    /// The tail of connection `i` of switch `s` has crossed: free input and output, and let
+    /// the next packet of the input VL become its head.
+    fn close_connection(&mut self, s: usize, i: usize, c: Conn, t: Cycle) {
+        let vls = self.vls;
+        let bi = c.input.idx() * vls + c.in_vl.idx();
+        self.in_conns[c.input.idx()] -= 1;
+        self.out_busy[c.output.idx()] = false;
+        if self.switching == Switching::Wormhole {
+            self.vl_owner[c.output.idx() * vls + c.out_vl.idx()] = PacketId::NONE;
+        }
+        let sw = &mut self.switches[s];
+        sw.dirty = true;
+        if let Some(nh) = self.inputs[bi].pop_head() {
+            self.waiting[c.input.idx()] |= c.in_vl.bit();
+            nh.ready = (nh.arrived + self.routing_delay).max(t + 1);
+            sw.wake_at = sw.wake_at.min(nh.ready);
+        }
+        sw.conns.swap_remove(i);
+    }
+
+    /// Link stage of ports with output buffers: each output port sends from its output
+    /// buffers, one packet at a time, choosing the VL with its scheduler among those whose
+    /// head packet the next buffer can take.
+    #[inline(never)]
+    pub(crate) fn drain_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let vls = self.vls;
+        let base = self.switches[s].base as usize;
+        let np = self.switches[s].nports as usize;
+        let vct = self.switching == Switching::Vct;
+        for go in base..base + np {
+            if self.obuf.waiting[go] == 0 || self.obuf.stalled[go] {
+                continue;
+            }
+            if self.obuf.cur[go] == Vl::NONE && !self.start_from_output_buffer(go, vct) {
+                continue;
+            }
+            let v = self.obuf.cur[go];
+            let oi = go * vls + v.idx();
+            let h = *self.obuf.queues[oi].head().unwrap();
+            let mut n = h.present().min(self.ports[go].width as u32);
+            if !vct && n > 0 {
+                n = self.credits.room(go, v, n);
+                self.credits.reserve(go, v, n);
+            }
+            if n == 0 {
+                continue;
+            }
+            let tail = h.sent as u32 + n == h.len as u32;
+            let ev = Event::flits(h.pkt, v, h.sent, n, h.len);
+            self.transmit(t, PortIdx(go as u32), ev, in_window);
+            self.obuf.account.release(go, v, n);
+            self.buffered_total -= n as u64;
+            self.last_progress = t;
+            let sw = &mut self.switches[s];
+            sw.obuffered -= n;
+            // Space freed in an output buffer may admit a waiting packet.
+            sw.dirty |= sw.credit_blocked;
+            if tail {
+                let q = &mut self.obuf.queues[oi];
+                q.pop_head();
+                self.obuf.cur[go] = Vl::NONE;
+                if !vct {
+                    self.vl_owner[oi] = PacketId::NONE;
+                }
+                if q.is_empty() {
+                    self.obuf.waiting[go] &= !v.bit();
+                }
+            } else {
+                self.obuf.queues[oi].head_mut().unwrap().sent += n as u16;
+            }
+        }
+    }
+
+    /// Output port `go`'s scheduler picks the output-buffer VL whose head packet goes on the
+    /// link next. Returns false when none can start (the port stalls until credits arrive or
+    /// a packet enters).
+    fn start_from_output_buffer(&mut self, go: usize, vct: bool) -> bool {
+        let vls = self.vls;
+        let mut cands = std::mem::take(&mut self.cands);
+        cands.clear();
+        let mut bits = self.obuf.waiting[go];
+        while bits != 0 {
+            let v = Vl(bits.trailing_zeros() as u8);
+            bits &= bits - 1;
+            let h = self.obuf.queues[go * vls + v.idx()]
+                .head()
+                .expect("waiting output VL");
+            if self.can_start(go, v, h.remaining()) {
+                cands.push(Candidate {
+                    vl: v.0,
+                    sl: self.packets[h.pkt].class.0,
+                });
+            }
+        }
+        self.obuf.stalled[go] = cands.is_empty();
+        let chosen = self.sched[go].choose(&cands);
+        self.cands = cands;
+        let Some(chosen) = chosen else {
+            return false;
+        };
+        let v = Vl(chosen.vl);
+        let h = *self.obuf.queues[go * vls + v.idx()].head().unwrap();
+        let remaining = h.remaining();
+        if vct {
+            self.credits.reserve(go, v, remaining);
+        } else {
+            self.vl_owner[go * vls + v.idx()] = h.pkt;
+        }
+        self.sched[go].sent(chosen, remaining);
+        self.obuf.cur[go] = v;
+        true
+    }
+}
