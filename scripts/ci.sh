@@ -13,7 +13,8 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 echo "== cargo doc (warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude flitsim-py --no-deps --quiet
+# Private items too: the engine's parts (engine/*) are crate-private and documented.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude flitsim-py --no-deps --document-private-items --quiet
 
 echo "== cargo test (Rust crates, no Python)"
 cargo test --workspace --exclude flitsim-py

@@ -34,9 +34,9 @@ SKIP = {
     "bash scripts/ci.sh": "is the full check that runs this script",
     "flitsim bench": "full-length benchmark (minutes, no --set); `bench --quick` is tested in "
     "tests/python/test_cli.py",
-    "cargo run --release -p flitsim-sim --example run": "Rust example: a release build of its "
+    "cargo run --release -p flitsim-app --example run": "Rust example: a release build of its "
     "own; the engine is covered by cargo test and the flitsim run commands",
-    "cargo run --release -p flitsim-sim --example bench": "Rust benchmark: minutes of "
+    "cargo run --release -p flitsim-app --example bench": "Rust benchmark: minutes of "
     "full-length runs",
 }
 

@@ -31,7 +31,7 @@ BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
     ("torus-8x8-uniform", "torus-8x8-uniform.toml", 0.5),
     ("fattree-4ary3-uniform", "fattree-4ary3-uniform.toml", 0.5),
 )
-# The same run lengths as the Rust benchmark (crates/flitsim-sim/examples/bench.rs).
+# The same run lengths as the Rust benchmark (crates/flitsim-app/examples/bench.rs).
 BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false")
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
 

@@ -13,7 +13,6 @@ pub mod ebb;
 pub mod fabric;
 pub mod opensm;
 pub mod qos;
-pub mod report;
 pub mod routing;
 
 pub use fabric::{FabricConfig, Hop, NO_ROUTE};

@@ -3,7 +3,7 @@
 //! This crate only converts arguments and maps errors. Everything a user calls lives in the
 //! Python package `flitsim` (python/flitsim), which wraps these functions.
 
-use flitsim_manager::report;
+use flitsim_app::report;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -29,7 +29,7 @@ fn run_json(
     sets: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<String> {
-    py.allow_threads(|| flitsim_sim::run_experiment_json(text, origin, &sets, seed))
+    py.allow_threads(|| flitsim_app::run_experiment_json(text, origin, &sets, seed))
         .map_err(|e| FlitsimError::new_err(e.to_string()))
 }
 
@@ -43,7 +43,7 @@ fn resolve_json(
     sets: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<String> {
-    flitsim_sim::resolve_experiment_json(text, origin, &sets, seed)
+    flitsim_app::resolve_experiment_json(text, origin, &sets, seed)
         .map_err(|e| FlitsimError::new_err(e.to_string()))
 }
 

@@ -1,13 +1,22 @@
 //! # flitsim-sim
 //!
 //! The flit-level engine of flitsim: it simulates a fabric programmed with a
-//! [`FabricConfig`] under synthetic traffic.
+//! [`FabricConfig`](flitsim_manager::FabricConfig) under synthetic traffic. It takes typed
+//! inputs — the engine's configuration, a topology and the manager's tables — and never calls a
+//! routing engine or reads a file; putting an experiment together from its file is the job of
+//! the application layer (`flitsim-app`).
 //!
 //! ```text
-//! experiment.toml ─► ExperimentConfig ─► Topology ─► routing engine ─► FabricConfig
-//!                                            └──────────────┬──────────────┘
-//!                                              Network::build ─► run ─► RunResult (JSON)
+//! ExperimentConfig ─┐
+//! Topology ─────────┼─► Network::build ─► Network::run ─► RunResult
+//! FabricConfig ─────┘
 //! ```
+//!
+//! Glossary: a *message* is what an application sends; a *packet* (at most the class MTU) is
+//! the routed unit; a *flit* is what a width-1 link moves per cycle; a *credit* returns buffer
+//! space for one flit. An *SL* (service level) is carried end to end, a *VL* (virtual lane) is
+//! a buffer lane of one link, chosen per hop by the SL→VL tables; an *LFT* (linear forwarding
+//! table) gives a switch's output port per destination.
 //!
 //! ```
 //! let toml = r#"
@@ -20,7 +29,17 @@
 //! warmup = 200
 //! measure = 500
 //! "#;
-//! let r = flitsim_sim::run_experiment_str(toml, "example", &[], None).unwrap();
+//! use flitsim_sim::{ExperimentConfig, Network};
+//! use flitsim_topology::generators;
+//! let cfg = ExperimentConfig::parse(toml, "example", &[], None).unwrap();
+//! let topo = generators::torus_or_mesh(&[4, 4], 1, 1, 1, true).unwrap();
+//! let fabric = flitsim_manager::route(
+//!     &topo,
+//!     "dor",
+//!     &flitsim_manager::RoutingRequest { vls: 2, classes: 1 },
+//! )
+//! .unwrap();
+//! let r = Network::build(&cfg, &topo, fabric).unwrap().run();
 //! assert!(!r.saturated);
 //! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 //! ```
@@ -28,6 +47,8 @@
 //! The timing model is described in [`engine`], which also lists where each part of the
 //! engine lives.
 #![warn(missing_docs)]
+// The engine's parts are crate-private; their docs are built with `--document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod config;
 pub mod engine;
@@ -41,12 +62,8 @@ pub use config::ExperimentConfig;
 pub use engine::Network;
 pub use stats::{Delivery, RunResult};
 
-use config::TopologyConfig;
-use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
-use flitsim_topology::{generators, Shape, Topology};
-use std::path::Path;
-
-/// Errors of the simulator. All are fatal for the run that raised them; nothing is written.
+/// Errors of the simulator and of assembling an experiment. All are fatal for the run that
+/// raised them; nothing is written.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
     /// The experiment file is malformed or has a value out of range.
@@ -66,243 +83,4 @@ pub enum SimError {
     /// The network could not be built from the configuration and tables.
     #[error("{0}")]
     Build(String),
-}
-
-/// Builds the topology an experiment describes; relative file paths start at `base_dir`.
-pub fn build_topology(
-    cfg: &ExperimentConfig,
-    base_dir: Option<&Path>,
-) -> Result<Topology, SimError> {
-    Ok(match &cfg.topology {
-        TopologyConfig::Torus {
-            sides,
-            endpoints_per_switch,
-            trunk,
-            link_latency,
-        } => generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, true)?,
-        TopologyConfig::Mesh {
-            sides,
-            endpoints_per_switch,
-            trunk,
-            link_latency,
-        } => generators::torus_or_mesh(sides, *endpoints_per_switch, *trunk, *link_latency, false)?,
-        TopologyConfig::KaryNtree { k, n, link_latency } => {
-            generators::kary_ntree(*k, *n, *link_latency)?
-        }
-        TopologyConfig::Random {
-            switches,
-            ports,
-            endpoints_per_switch,
-            links,
-            multi_links,
-            seed,
-            link_latency,
-        } => generators::random(&generators::RandomParams {
-            switches: *switches,
-            ports: *ports,
-            endpoints_per_switch: *endpoints_per_switch,
-            links: *links,
-            multi_links: *multi_links,
-            latency: *link_latency,
-            seed: seed.unwrap_or(cfg.seed),
-        })?,
-        TopologyConfig::File { path } => {
-            let p = Path::new(path);
-            let full = match base_dir {
-                Some(b) if p.is_relative() => b.join(p),
-                _ => p.to_path_buf(),
-            };
-            Topology::read_json(&full)?
-        }
-    })
-}
-
-/// Computes the fabric's tables with the configured (or default) routing engine, and their
-/// channel-dependency verdict when `routing.verify` or `routing.require_deadlock_free` is set.
-/// A relative `routing.tables` directory is taken from the current directory; see
-/// [`build_fabric_at`].
-pub fn build_fabric(
-    cfg: &ExperimentConfig,
-    topo: &Topology,
-) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
-    build_fabric_at(cfg, topo, None)
-}
-
-/// Loads the tables in `routing.tables` (OpenSM dumps; a relative directory starts at
-/// `base_dir`) and gives them `routing.vls` VLs, which must cover the VLs they use.
-fn load_tables(
-    dir: &str,
-    cfg: &ExperimentConfig,
-    topo: &Topology,
-    base_dir: Option<&Path>,
-) -> Result<FabricConfig, SimError> {
-    let p = Path::new(dir);
-    let full = match base_dir {
-        Some(b) if p.is_relative() => b.join(p),
-        _ => p.to_path_buf(),
-    };
-    let mut fabric = flitsim_manager::opensm::read_dir(topo, &full)?;
-    if fabric.num_vls > cfg.routing.vls {
-        return Err(SimError::Build(format!(
-            "routing.vls = {}: the tables in {} use {} VLs",
-            cfg.routing.vls,
-            full.display(),
-            fabric.num_vls
-        )));
-    }
-    fabric.num_vls = cfg.routing.vls;
-    Ok(fabric)
-}
-
-/// [`build_fabric`] with relative paths (`routing.tables`) taken from `base_dir`. With
-/// `routing.tables` set, the tables are loaded from that directory instead of running an
-/// engine.
-pub fn build_fabric_at(
-    cfg: &ExperimentConfig,
-    topo: &Topology,
-    base_dir: Option<&Path>,
-) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
-    let (fabric, engine) = match &cfg.routing.tables {
-        Some(_) if cfg.qos.sc.is_some() => {
-            return Err(SimError::Build(
-                "qos.sc: SC tables cannot be applied to loaded routing.tables (they carry their own SL→VL tables)".into(),
-            ))
-        }
-        Some(dir) => (load_tables(dir, cfg, topo, base_dir)?, dir.clone()),
-        None => {
-            let engine = default_engine(cfg, topo);
-            match &cfg.qos.sc {
-                None => {
-                    let req = RoutingRequest {
-                        vls: cfg.routing.vls,
-                        classes: cfg.traffic.classes.len() as u8,
-                    };
-                    (flitsim_manager::route(topo, &engine, &req)?, engine)
-                }
-                Some(sc) => (sc_fabric(cfg, topo, &engine, sc)?, engine),
-            }
-        }
-    };
-    if !(cfg.routing.verify || cfg.routing.require_deadlock_free) {
-        return Ok((fabric, None));
-    }
-    let report = flitsim_manager::cdg::verify(topo, &fabric)?;
-    if cfg.routing.require_deadlock_free && !report.deadlock_free {
-        let cycle = report
-            .cycle
-            .clone()
-            .unwrap_or_default()
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}:{}/vl{}",
-                    topo.switches()[c.switch.0 as usize].name,
-                    c.port,
-                    c.vl
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" -> ");
-        return Err(SimError::Build(format!(
-                "routing.require_deadlock_free: the {engine} tables have a channel dependency cycle: {cycle}"
-            )));
-    }
-    Ok((fabric, Some(report)))
-}
-
-/// Routes one class over as many VLs as the SC tables have lanes, then maps SLs to SCs to VLs.
-fn sc_fabric(
-    cfg: &ExperimentConfig,
-    topo: &Topology,
-    engine: &str,
-    sc: &config::ScQosConfig,
-) -> Result<FabricConfig, SimError> {
-    let tables = flitsim_manager::qos::ScTables {
-        sl2sc: sc.sl2sc.clone(),
-        sc2vl: sc.sc2vl.clone(),
-    };
-    let names: Vec<String> = cfg.traffic.classes.iter().map(|c| c.name.clone()).collect();
-    let bad = |e: flitsim_manager::RoutingError| SimError::Build(e.to_string());
-    if tables.sl2sc.len() != names.len() {
-        return Err(SimError::Build(format!(
-            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL)",
-            tables.sl2sc.len(),
-            names.len()
-        )));
-    }
-    tables.check(cfg.routing.vls, &names).map_err(bad)?;
-    let lanes = tables.lanes().map_err(bad)?;
-    let req = RoutingRequest {
-        vls: lanes,
-        classes: 1,
-    };
-    let single = flitsim_manager::route(topo, engine, &req)?;
-    flitsim_manager::qos::apply_sc_tables(&single, &tables, cfg.routing.vls).map_err(bad)
-}
-
-/// The configured engine, or the default for the topology's shape.
-fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
-    cfg.routing.engine.clone().unwrap_or_else(|| {
-        match topo.shape() {
-            Shape::Torus { .. } => "dor",
-            Shape::KaryNTree { .. } => "dmodk",
-            Shape::Xgft { .. } => "ftree",
-            Shape::Irregular => "minhop",
-        }
-        .to_string()
-    })
-}
-
-/// Runs a parsed experiment.
-pub fn run_experiment(
-    cfg: &ExperimentConfig,
-    base_dir: Option<&Path>,
-) -> Result<RunResult, SimError> {
-    let topo = build_topology(cfg, base_dir)?;
-    let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
-    let mut net = Network::build(cfg, &topo, fabric)?;
-    let mut result = net.run();
-    result.cdg = cdg;
-    Ok(result)
-}
-
-/// Parses TOML text (with overrides and seed) and runs it. `origin` is the file name used in
-/// error messages and the base for relative paths when it names a file.
-pub fn run_experiment_str(
-    text: &str,
-    origin: &str,
-    sets: &[String],
-    seed: Option<u64>,
-) -> Result<RunResult, SimError> {
-    let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
-    let base = Path::new(origin).parent().filter(|p| p.exists());
-    run_experiment(&cfg, base)
-}
-
-/// Validates an experiment without running it and returns, as JSON, its `config_hash` and
-/// the resolved configuration (defaults filled in, overrides and seed applied).
-pub fn resolve_experiment_json(
-    text: &str,
-    origin: &str,
-    sets: &[String],
-    seed: Option<u64>,
-) -> Result<String, SimError> {
-    let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
-    Ok(
-        serde_json::json!({ "config_hash": cfg.hash(), "seed": cfg.seed, "config": cfg })
-            .to_string(),
-    )
-}
-
-/// Runs one experiment given as TOML text and returns its summary as a JSON string.
-/// `origin` names the file in error messages; `sets` are `key=value` overrides; `seed`
-/// overrides the config's seed.
-pub fn run_experiment_json(
-    text: &str,
-    origin: &str,
-    sets: &[String],
-    seed: Option<u64>,
-) -> Result<String, SimError> {
-    let r = run_experiment_str(text, origin, sets, seed)?;
-    Ok(serde_json::to_string(&r).expect("results serialise"))
 }

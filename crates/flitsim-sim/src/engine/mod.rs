@@ -12,7 +12,7 @@
 //!   leaves a buffer in cycle `t` is back at the sender at `t + L`. Every effect between
 //!   components has latency ≥ 1, so each cycle is evaluate-then-commit and the order in which
 //!   components are visited never changes a result.
-//! * **Switches** ([`switch`]) have an [`Organisation`](route::Organisation), chosen once:
+//! * **Switches** ([`switch`]) have an [`route::Organisation`], chosen once:
 //!   an *input-queued* crossbar, a *combined input/output-queued* crossbar (the crossbar
 //!   moves packets into per-port output buffers at `speedup` flits per cycle and each output
 //!   port's scheduler feeds its link from them), or the *hierarchical Omni-Path switch*
@@ -30,8 +30,8 @@
 //!   per cycle of the flits already present (cut-through), so an uncontended hop costs
 //!   `routing_delay + link latency` cycles.
 //! * **Buffers** ([`buffer`]) are static per VL or dynamically shared with a reserved minimum
-//!   and a maximum per VL; every credit check goes through one [`VlAccount`](buffer::VlAccount)
-//!   type. The packets of a VL wait in a [`VlQueue`](queue::VlQueue) whose discipline says
+//!   and a maximum per VL; every credit check goes through one [`buffer::VlAccount`]
+//!   type. The packets of a VL wait in a [`queue::VlQueue`] whose discipline says
 //!   which may move next (FIFO today).
 //! * **Endpoints** ([`nic`]) generate messages into an unbounded application queue per class,
 //!   segment them into packets of at most the class MTU when they fit into the bounded NIC

@@ -164,9 +164,9 @@ impl<'a> SpecParams<'a> {
 /// |---|---|
 /// | `kary-ntree:k=8,n=3` | [`kary_ntree`] |
 /// | `xgft:h=2,m=10,10,w=5,5` | [`xgft`]; with `endpoints=E` (per level-0 switch) or `total_endpoints=N`: [`xgft_with_leaves`] |
-/// | `kautz:b=3,n=3,endpoints=4` | [`kautz`], `endpoints` per switch, or `total_endpoints=N` |
+/// | `kautz:b=3,n=3,endpoints=4` | [`kautz`](fn@kautz), `endpoints` per switch, or `total_endpoints=N` |
 /// | `torus:6x6`, `mesh:4x4` (optional `,endpoints=E,trunk=T`, default 1 and 1) | [`torus_or_mesh`] |
-/// | `random:switches=128,ports=32,endpoints=16,links=256,seed=1` (optional `multi_links=1`) | [`random`] |
+/// | `random:switches=128,ports=32,endpoints=16,links=256,seed=1` (optional `multi_links=1`) | [`random`](fn@random) |
 /// | `fly:k=4,n=3` | [`folded_butterfly`] |
 ///
 /// Errors ([`TopologyError::Parameters`]) name the bad or missing parameter.

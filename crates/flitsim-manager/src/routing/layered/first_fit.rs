@@ -102,7 +102,7 @@ pub(in crate::routing) fn first_fit_layers(
 /// Channels a first-fit restart may visit per path dependency (see [`first_fit_restarts`]).
 pub(in crate::routing) const RESTART_STEPS_PER_DEP: u64 = 16;
 
-/// Restarts of the first-fit layering (see [`super::DfssspEngine::restarts`]): run 0 takes the
+/// Restarts of the first-fit layering (see [`DfssspEngine::restarts`](crate::routing::DfssspEngine::restarts)): run 0 takes the
 /// units longest path first (ties in index order), run `k > 0` longest first with ties in a
 /// random order drawn from seed `k`. The run with the fewest layers wins, ties to the lower
 /// run; `None` when no run stays within `cap` layers.

@@ -2,7 +2,7 @@
 //! cycles/s and flit-hops/s (flit × switch-to-switch link traversals per wall second).
 //!
 //! ```text
-//! cargo run --release -p flitsim-sim --example bench [-- --cycles N]
+//! cargo run --release -p flitsim-app --example bench [-- --cycles N]
 //! ```
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ fn main() {
             format!("run.measure={measure}"),
             "run.per_port_stats=false".to_string(),
         ];
-        let r = flitsim_sim::run_experiment_str(&text, &path.display().to_string(), &sets, None)
+        let r = flitsim_app::run_experiment_str(&text, &path.display().to_string(), &sets, None)
             .unwrap_or_else(|e| panic!("{e}"));
         let p = &r.performance;
         println!(

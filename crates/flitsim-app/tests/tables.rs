@@ -1,7 +1,8 @@
 //! `routing.tables`: a routing written as OpenSM dumps and loaded back runs exactly like the
 //! engine that computed it.
+use flitsim_app::{build_fabric, build_topology, run_experiment_str};
 use flitsim_manager::opensm;
-use flitsim_sim::{build_fabric, build_topology, run_experiment_str, ExperimentConfig, RunResult};
+use flitsim_sim::{ExperimentConfig, RunResult};
 
 const TORUS: &str = r#"
 seed = 11

@@ -8,7 +8,8 @@
 //! - DTable (table built by the DTable methodology for shares 25 % / 75 %) delivers 25/75;
 //! - RR (an SBT table with equal weights) serves packets alternately, so flits split 2:16;
 //! - SBT weights count packets, so weights 25/75 give flits 25·2 : 75·16 — far from 25/75.
-use flitsim_sim::{run_experiment_str, RunResult};
+use flitsim_app::run_experiment_str;
+use flitsim_sim::RunResult;
 
 const QOS: &str = r#"
 seed = 3

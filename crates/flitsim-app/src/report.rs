@@ -4,15 +4,15 @@
 //! the effective bisection bandwidth. The Python bindings only convert arguments.
 //!
 //! ```
-//! use flitsim_manager::report;
+//! use flitsim_app::report;
 //! let json = report::route_json("torus:4x4", "dor", 2, 1, None, None).unwrap();
 //! let v: serde_json::Value = serde_json::from_str(&json).unwrap();
 //! assert_eq!(v["deadlock_free"], true);
 //! assert_eq!(v["max_hops"], 4);
 //! ```
-use crate::cdg::{self, CdgReport};
-use crate::routing::{route_with, CycleHeuristic, EngineOptions, RoutingRequest};
-use crate::{ebb, opensm, FabricConfig, RoutingError, NO_ROUTE};
+use flitsim_manager::cdg::{self, CdgReport};
+use flitsim_manager::routing::{route_with, CycleHeuristic, EngineOptions, RoutingRequest};
+use flitsim_manager::{ebb, opensm, FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{
     generators, Bfs, EndpointId, NodeId, Shape, SwitchId, Topology, TopologyError,
 };

@@ -1,5 +1,5 @@
 //! Runs one experiment file and prints the result JSON (the engine without Python):
-//! `cargo run --release -p flitsim-sim --example run -- FILE.toml [--set key=value]... [--seed N]`
+//! `cargo run --release -p flitsim-app --example run -- FILE.toml [--set key=value]... [--seed N]`
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut file = None;
@@ -24,7 +24,7 @@ fn main() {
         eprintln!("error: {file}: {e}");
         std::process::exit(2)
     });
-    match flitsim_sim::run_experiment_json(&text, &file, &sets, seed) {
+    match flitsim_app::run_experiment_json(&text, &file, &sets, seed) {
         Ok(json) => println!("{json}"),
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,6 +1,6 @@
 //! Closed-form micro-scenarios: a lone packet over k switches arrives after exactly
 //! `(k + 1)·L + k·R + P − 1` cycles (link latency L, routing delay R, P flits), the latency the
-//! engine's model documents (see `flitsim_sim::network`). The tables are built by hand here, so
+//! engine's model documents (see `flitsim_sim::engine`). The tables are built by hand here, so
 //! the check does not depend on any routing engine.
 mod common;
 use common::line;

@@ -1,8 +1,7 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
-use flitsim_sim::{
-    build_fabric, build_topology, run_experiment_str, ExperimentConfig, Network, RunResult,
-};
+use flitsim_app::{build_fabric, build_topology, run_experiment_str};
+use flitsim_sim::{ExperimentConfig, Network, RunResult};
 use proptest::prelude::*;
 
 const TORUS: &str = r#"

@@ -11,7 +11,8 @@
 //! - bad configurations are refused with the key named.
 mod common;
 use common::line;
-use flitsim_sim::{build_fabric, build_topology, run_experiment_str, ExperimentConfig, Network};
+use flitsim_app::{build_fabric, build_topology, run_experiment_str};
+use flitsim_sim::{ExperimentConfig, Network};
 use std::collections::BTreeMap;
 
 fn lone_config(r: u32, p: u32, switching: &str, ppm: u32) -> ExperimentConfig {
