@@ -1,5 +1,5 @@
 //! Golden tests of the DTable configurator against the Omni-Path QoS paper
-//! (`/work/shared/papers/000_942770a54f7010fd.txt`): Table 5 (configuration with adjustment
+//! (`000_942770a54f7010fd.txt` in the shared papers): Table 5 (configuration with adjustment
 //! errors), Table 6 (bandwidth correction walk), Table 9 (decoupling methodology of §4.1) and
 //! Table 10 (bandwidth configuration of DTable), plus error cases and property tests.
 use flitsim_manager::qos::{

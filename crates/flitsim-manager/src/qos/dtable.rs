@@ -1,6 +1,6 @@
 //! DTable arbitration-table configurator.
 //!
-//! Source: the Omni-Path QoS paper, `/work/shared/papers/000_942770a54f7010fd.txt`,
+//! Source: the Omni-Path QoS paper, `000_942770a54f7010fd.txt` in the shared papers,
 //! §3.3 (DTable scheduler, Algorithm 2), §3.3.2 (configuration methodology, Table 4),
 //! §3.3.3 (bandwidth correction, Tables 5 and 6) and §4.1/§4.2.2 (Tables 9 and 10).
 //!

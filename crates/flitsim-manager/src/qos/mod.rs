@@ -4,7 +4,7 @@
 //! - [`dtable`]: the DTable arbitration-table configurator (entry placement by maximum
 //!   distance, bandwidth pool, `[min φ, max φ]` ranges, entry weights and the bandwidth
 //!   correction algorithm) of the Omni-Path QoS paper
-//!   (`/work/shared/papers/000_942770a54f7010fd.txt`, §3.3).
+//!   (`000_942770a54f7010fd.txt` in the shared papers, §3.3).
 //! - [`sc`]: Omni-Path SL→SC and SC→VL tables (Table 7 of the same paper).
 //!
 //! ```

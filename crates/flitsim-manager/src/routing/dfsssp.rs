@@ -28,15 +28,13 @@ use flitsim_topology::Topology;
 ///   a run replaces the paper's assignment only if it needs strictly fewer layers, ties to the
 ///   lower run, so the result is deterministic and never worse than the paper's. Acyclic path
 ///   partitioning generalises graph colouring (the paper's Theorem 1), and largest-first
-///   greedy colouring with random restarts is the classic cheap heuristic for that. On the
-///   paper's random networks it saves 1–3 layers: 64 switches with 128 links need 3–4 layers
-///   instead of 5–6 with offline weakest-edge breaking, and the Fig. 9 networks need fewer
-///   than LASH from 160 to 256 links and as many at 320–384 (`docs/validation/routing.md`).
+///   greedy colouring with random restarts is the classic cheap heuristic for that. What it
+///   saves on the paper's networks is measured in `docs/validation/routing.md`.
 ///   First fit uses an incremental topological order per layer (Pearce & Kelly). Each
 ///   restart may visit at most 16 channels per path dependency in its searches, and if the
-///   first one exceeds that no others run (a deterministic work bound: on a 1512-switch
-///   Kautz graph first fit would cost minutes, and the restarts are skipped after about
-///   15 s). `restarts: 0` gives the paper's algorithm alone.
+///   first one exceeds that no others run (a deterministic work bound for graphs on which
+///   first fit is slow; times in `docs/performance.md`). `restarts: 0` gives the paper's
+///   algorithm alone.
 ///
 /// **VLs and SLs.** The path SL selects the layer's VL: wire SL = `class · routing_sls +
 /// path_sl`, and every hop (and the NIC's injection link) uses VL `base(class) + path_sl`
