@@ -52,6 +52,7 @@ from typing import (
     Dict,
     Iterable,
     List,
+    NamedTuple,
     Optional,
     Sequence,
     Tuple,
@@ -228,6 +229,10 @@ def _sl_color(index: int) -> str:
     return SL_COLORS[index % len(SL_COLORS)]
 
 
+def _sl_label(sl: Any, name: str) -> str:
+    return f"SL {sl} {name}".rstrip()
+
+
 def _subtitle(sweep: Any, hidden: int = 0, what: Optional[str] = "band") -> str:
     seeds = _seeds_of(sweep)
     n = len(seeds)
@@ -302,7 +307,7 @@ def _legend_handles(
     for i, (sl, name) in enumerate(sl_names):
         handles.append(
             Line2D([], [], color=_sl_color(i), marker="o" if marker_lines else None,
-                   ms=5, label=f"SL {sl} {name}".rstrip())
+                   ms=5, label=_sl_label(sl, name))
         )
     if len(layout.styles) > 1:
         for j in range(len(layout.styles)):
@@ -334,6 +339,47 @@ def _auto_log(values: Iterable[float]) -> bool:
     return bool(vs) and max(vs) / min(vs) > 20.0
 
 
+def _log_y(axes) -> None:
+    for ax in axes:
+        ax.set_yscale("log")
+        _plain_log_axis(ax.yaxis)
+
+
+def _single_sl_note(ax) -> None:
+    ax.text(0.5, 0.5, "a single service level carries all the traffic",
+            transform=ax.transAxes, ha="center", va="center", fontsize=10,
+            color="0.25", bbox={"facecolor": "white", "alpha": 0.85, "lw": 0})
+
+
+class _Summary(NamedTuple):
+    """What most figures start from: the sweep's points and per-SL entries (``summarize``,
+    ``summarize_per_sl``), its SLs in order and the panel layout of ``grid``."""
+
+    grid: _Grid
+    points: List[Dict[str, Any]]
+    per_sl: List[Dict[str, Any]]
+    sls: List[Tuple[Any, str]]
+    layout: _Layout
+
+
+def _summary(sweep: Any, confidence: float, grid: Optional[_Grid] = None) -> _Summary:
+    grid = grid if grid is not None else _Grid(_vary_of(sweep))
+    points = summarize(sweep, confidence)
+    per_sl = summarize_per_sl(sweep, confidence)
+    layout = _Layout(grid, [e["key"] for e in points])
+    return _Summary(grid, points, per_sl, _sl_list(per_sl), layout)
+
+
+def _ci_line(ax, xs, es, stat: str, si: int, *, color, label=None) -> Tuple[bool, bool]:
+    """Draw the means of ``stat`` of the entries ``es`` against ``xs`` with :func:`_line`, in
+    line style ``si``; returns whether a band was drawn and whether a point saturated."""
+    halves = [e[stat].half for e in es]
+    sat = [e["saturated"] > 0 for e in es]
+    _line(ax, xs, [e[stat].mean for e in es], halves, sat, color=color, ls=LINESTYLES[si],
+          marker=MARKERS[si], label=label)
+    return any(math.isfinite(h) for h in halves), any(sat)
+
+
 def latency_vs_load_figure(
     sweep: Any, *, log_y: Optional[bool] = None, confidence: float = CONFIDENCE
 ):
@@ -341,12 +387,8 @@ def latency_vs_load_figure(
     is one SL), with a confidence band over seeds; hollow markers are saturated points.
     ``log_y=None`` chooses a log scale when the latencies span more than a factor of 20."""
     sweep = load(sweep)
-    grid = _Grid(_vary_of(sweep))
-    points = summarize(sweep, confidence)
-    per_sl = summarize_per_sl(sweep, confidence)
-    sls = _sl_list(per_sl)
+    _, points, per_sl, sls, layout = _summary(sweep, confidence)
     per_class = len(sls) > 1
-    layout = _Layout(grid, [e["key"] for e in points])
     fig, axes = _new_figure(len(layout.panels))
     if log_y is None:
         source = per_sl if per_class else points
@@ -363,31 +405,23 @@ def latency_vs_load_figure(
         return out
 
     if log_y:
-        for ax in axes:
-            ax.set_yscale("log")
-            _plain_log_axis(ax.yaxis)
+        _log_y(axes)
     band = False
     any_sat = False
     if per_class:
         sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
-        for (pi, si, sl), es in curves(per_sl, lambda e: e["sl"]).items():
-            halves = [e["latency_mean"].half for e in es]
-            sat = [e["saturated"] > 0 for e in es]
-            band |= any(math.isfinite(h) for h in halves)
-            any_sat |= any(sat)
-            _line(axes[pi], [e["accepted_load"].mean for e in es],
-                  [e["latency_mean"].mean for e in es], halves, sat,
-                  color=_sl_color(sl_index[sl]), ls=LINESTYLES[si], marker=MARKERS[si])
+        entries, sl_of = per_sl, lambda e: e["sl"]
     else:
-        for (pi, si, _), es in curves(points, lambda e: None).items():
-            halves = [e["latency_mean"].half for e in es]
-            sat = [e["saturated"] > 0 for e in es]
-            band |= any(math.isfinite(h) for h in halves)
-            any_sat |= any(sat)
+        entries, sl_of = points, lambda e: None
+    for (pi, si, sl), es in curves(entries, sl_of).items():
+        if per_class:
+            color = _sl_color(sl_index[sl])
+        else:
             color = _sl_color(0) if sls else TOTAL_COLOR
-            _line(axes[pi], [e["accepted_load"].mean for e in es],
-                  [e["latency_mean"].mean for e in es], halves, sat,
-                  color=color, ls=LINESTYLES[si], marker=MARKERS[si])
+        b, s = _ci_line(axes[pi], [e["accepted_load"].mean for e in es], es, "latency_mean",
+                        si, color=color)
+        band |= b
+        any_sat |= s
 
     xlabel = "accepted load per SL " + LOAD_LABEL if per_class else "accepted load " + LOAD_LABEL
     for i, ax in enumerate(axes):
@@ -405,7 +439,7 @@ def latency_vs_load_figure(
                               any_saturated=any_sat, band=band)
     if not per_class:
         _, _, Line2D, _ = _matplotlib()
-        name = f"SL {sls[0][0]} {sls[0][1]}".rstrip() if sls else "all traffic"
+        name = _sl_label(*sls[0]) if sls else "all traffic"
         handles.insert(0, Line2D([], [], color=_sl_color(0) if sls else TOTAL_COLOR,
                                  marker="o", ms=5, label=name))
     axes[0].legend(handles=handles, loc="upper left", fontsize=9, framealpha=0.9)
@@ -420,12 +454,8 @@ def accepted_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
     load), with the ``y = x`` line. With several SLs and at most three groups of other
     varied keys, the total and the SLs get separate panels side by side."""
     sweep = load(sweep)
-    grid = _Grid(_vary_of(sweep))
-    points = summarize(sweep, confidence)
-    per_sl = summarize_per_sl(sweep, confidence)
-    sls = _sl_list(per_sl)
+    _, points, per_sl, sls, layout = _summary(sweep, confidence)
     per_class = len(sls) > 1
-    layout = _Layout(grid, [e["key"] for e in points])
     split = per_class and len(layout.panels) <= 3
     if split:
         rows = len(layout.panels)
@@ -513,12 +543,8 @@ def sl_throughput_figure(
 
     sweep = load(sweep)
     _, _, Line2D, Patch = _matplotlib()
-    grid = _Grid(_vary_of(sweep))
-    points = summarize(sweep, confidence)
-    per_sl = summarize_per_sl(sweep, confidence)
-    sls = _sl_list(per_sl)
+    grid, points, per_sl, sls, layout = _summary(sweep, confidence)
     sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
-    layout = _Layout(grid, [e["key"] for e in points])
     # Panel per panel-group; bars grouped by point (style variations become extra points).
     panel_points: Dict[int, List[Point]] = {}
     for e in points:
@@ -575,15 +601,13 @@ def sl_throughput_figure(
         ax.set_xlim(-0.6, max(len(keys), 1) - 0.4)
         ax.set_ylim(0, 1.05)
         if len(sls) == 1:
-            ax.text(0.5, 0.5, "a single service level carries all the traffic",
-                    transform=ax.transAxes, ha="center", va="center", fontsize=10,
-                    color="0.25", bbox={"facecolor": "white", "alpha": 0.85, "lw": 0})
+            _single_sl_note(ax)
         ax.set_xlabel(_series_label(grid))
         ax.set_ylabel("share of accepted traffic")
         ax.grid(True, axis="y", alpha=0.3)
         if layout.panel_keys:
             ax.set_title(layout.panel_title(pi), fontsize=10)
-    handles = [Patch(color=_sl_color(i), alpha=0.85, label=f"SL {sl} {name}".rstrip())
+    handles = [Patch(color=_sl_color(i), alpha=0.85, label=_sl_label(sl, name))
                for i, (sl, name) in enumerate(sls)]
     handles.append(Line2D([], [], color="black", lw=2.2, label="offered share"))
     if any_err:
@@ -693,7 +717,7 @@ def latency_cdf_figure(sweep: Any, *, log_x: Optional[bool] = None):
                     va="top", fontsize=8, color="0.4")
             ax.text(0.01, 0.5, " p50", transform=ax.get_yaxis_transform(), ha="left",
                     va="bottom", fontsize=8, color="0.5")
-    handles = [Line2D([], [], color=_sl_color(i), lw=1.7, label=f"SL {sl} {name}".rstrip())
+    handles = [Line2D([], [], color=_sl_color(i), lw=1.7, label=_sl_label(sl, name))
                for i, (sl, name) in enumerate(sls)]
     if handles:
         grid_axes[0][0].legend(handles=handles, loc="lower right", fontsize=9,
@@ -769,20 +793,12 @@ def _offered_grid(sweep: Any) -> _Grid:
     return grid
 
 
-def _sl_label(sl: Any, name: str) -> str:
-    return f"SL {sl} {name}".rstrip()
-
-
 def _sl_curves(sweep: Any, confidence: float):
     """``(layout, sls, curves)`` for the per-SL figures against offered load: ``curves`` maps
     ``(panel, style, sl)`` to the SL's ``summarize_per_sl`` entries, each with the total
     offered load of its point (``summarize``'s ``offered_load`` mean, or the sum over the SLs
     when the point has no summary row), sorted by that load."""
-    grid = _offered_grid(sweep)
-    points = summarize(sweep, confidence)
-    per_sl = summarize_per_sl(sweep, confidence)
-    sls = _sl_list(per_sl)
-    layout = _Layout(grid, [e["key"] for e in points])
+    _, points, per_sl, sls, layout = _summary(sweep, confidence, _offered_grid(sweep))
     total = {e["key"]: e["offered_load"].mean for e in points}
     sums: Dict[Point, float] = {}
     for e in per_sl:
@@ -829,21 +845,16 @@ def sl_latency_vs_offered_figure(
     if log_y is None:
         log_y = _auto_log(e["latency_mean"].mean for es in curves.values() for _, e in es)
     if log_y:
-        for ax in axes:
-            ax.set_yscale("log")
-            _plain_log_axis(ax.yaxis)
+        _log_y(axes)
     sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
     names = dict(sls)
     band = False
     any_sat = False
     for (pi, si, sl), es in curves.items():
-        halves = [e["latency_mean"].half for _, e in es]
-        sat = [e["saturated"] > 0 for _, e in es]
-        band |= any(math.isfinite(h) for h in halves)
-        any_sat |= any(sat)
-        _line(axes[pi], [x for x, _ in es], [e["latency_mean"].mean for _, e in es], halves,
-              sat, color=_sl_color(sl_index[sl]), ls=LINESTYLES[si], marker=MARKERS[si],
-              label=_sl_label(sl, names[sl]))
+        b, s = _ci_line(axes[pi], [x for x, _ in es], [e for _, e in es], "latency_mean", si,
+                        color=_sl_color(sl_index[sl]), label=_sl_label(sl, names[sl]))
+        band |= b
+        any_sat |= s
     _sl_panels_finish(axes, layout,
                       "mean " + LATENCY_LABEL + (" (log scale)" if log_y else ""))
     for ax in axes:
@@ -904,9 +915,7 @@ def sl_share_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
         ax.set_ylim(0, upper)
         ax.grid(True, alpha=0.3)
         if len(sls) == 1:
-            ax.text(0.5, 0.5, "a single service level carries all the traffic",
-                    transform=ax.transAxes, ha="center", va="center", fontsize=10,
-                    color="0.25", bbox={"facecolor": "white", "alpha": 0.85, "lw": 0})
+            _single_sl_note(ax)
     handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band)
     handles.insert(len(sls), Line2D([], [], color="0.35", ls=REFERENCE_DASHES, lw=0.9,
                                     label="offered share (highest load)"))
