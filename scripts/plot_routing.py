@@ -151,6 +151,17 @@ def grouped_bars(ax, groups, engines, value, title, ylabel):
     ax.grid(alpha=0.3, axis="y")
 
 
+def legend_entries(axes):
+    """The legend handles and labels of all ``axes``, each label once, in order of appearance."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    return handles, labels
+
+
 def plot_ebb(rows, out):
     data = {(r["topology"], r["engine"]): r for r in rows}
     families = [f for f in FAMILY_TITLES if any(r["family"] == f for r in rows)]
@@ -182,12 +193,7 @@ def plot_ebb(rows, out):
         ax.set_xticks(range(len(topos)), ticks)
         ax.set_ylim(0, 1.0)
     axes[-1].set_xlabel("endpoints")
-    handles, labels = axes[0].get_legend_handles_labels()
-    for ax in axes[1:]:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
-                handles.append(h)
-                labels.append(l)
+    handles, labels = legend_entries(axes)
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=9,
                bbox_to_anchor=(0.5, 1.01))
     fig.tight_layout(rect=(0, 0, 1, 0.98))
@@ -209,12 +215,7 @@ def plot_ebb(rows, out):
         ax.set_xlabel("endpoints")
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel("routing time [s] (one core)")
-    handles, labels = [], []
-    for ax in axes:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
-                handles.append(h)
-                labels.append(l)
+    handles, labels = legend_entries(axes)
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8,
                bbox_to_anchor=(0.5, 1.06))
     fig.tight_layout()

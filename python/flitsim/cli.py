@@ -43,6 +43,15 @@ def _run(config: Any, sets: Sequence[str], seed: Optional[int]) -> str:
     return _run_text(text, origin, checked, seed)
 
 
+# `flitsim demo` and `flitsim sweep` take the same --jobs.
+_jobs_option = click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs at once (default: the number of CPUs).",
+)
+
+
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="flitsim")
 def main() -> None:
@@ -124,12 +133,7 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     show_default=True,
     help="Directory for the dataset, the plots and report.html.",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Runs at once (default: the number of CPUs).",
-)
+@_jobs_option
 def demo(out_dir: Path, jobs: Optional[int]) -> None:
     """Two-class load sweep on a 4x4 torus, with plots and a report.
 
@@ -261,12 +265,7 @@ def schema() -> None:
     show_default=True,
     help="Seeds per point: the config's seed and the next N-1.",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Runs at once (default: the number of CPUs).",
-)
+@_jobs_option
 @click.option(
     "--backend",
     type=click.Choice(["local", "dask"]),

@@ -33,6 +33,21 @@ from ._cli import Group, fail
 FORMATS = ("json", "ibnetdiscover")
 HEURISTICS = CYCLE_HEURISTICS
 
+# Options that several commands take with the same meaning.
+_out_file_option = click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to FILE instead of standard output.",
+)
+_max_vls_option = click.option(
+    "--max-vls",
+    type=click.IntRange(1, 255),
+    default=8,
+    show_default=True,
+    help="Data VLs the engine may use.",
+)
+
 def _write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so a failure leaves no partial file."""
     try:
@@ -86,12 +101,7 @@ def topo() -> None:
 
 @topo.command("generate")
 @click.argument("spec", metavar="SPEC")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to FILE instead of standard output.",
-)
+@_out_file_option
 @click.option(
     "--format",
     "fmt",
@@ -122,12 +132,7 @@ def topo_info(topology: str, as_json: bool) -> None:
 @topo.command("convert")
 @click.argument("topology", metavar="TOPO")
 @click.option("--to", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to FILE instead of standard output.",
-)
+@_out_file_option
 def topo_convert(topology: str, fmt: str, out: Optional[Path]) -> None:
     """Convert TOPO to flitsim JSON or an ibnetdiscover dump."""
     _emit(_core.topo_convert(topology, fmt), out)
@@ -177,13 +182,7 @@ def _shape(s: Dict[str, Any]) -> str:
     required=True,
     help=f"{engines_for_help()}.",
 )
-@click.option(
-    "--max-vls",
-    type=click.IntRange(1, 255),
-    default=8,
-    show_default=True,
-    help="Data VLs the engine may use.",
-)
+@_max_vls_option
 @click.option(
     "--classes",
     type=click.IntRange(1, 255),
@@ -322,10 +321,7 @@ def format_route(r: Dict[str, Any]) -> str:
     help="Random perfect matchings to evaluate.",
 )
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
-@click.option(
-    "--max-vls", type=click.IntRange(1, 255), default=8, show_default=True,
-    help="Data VLs the engine may use.",
-)
+@_max_vls_option
 @click.option(
     "--all-to-all", "all_to_all", is_flag=True,
     help="Instead: flows on every switch output port under all-to-all traffic.",

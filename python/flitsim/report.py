@@ -14,7 +14,7 @@ import datetime as _dt
 import io
 from html import escape
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._format import short_label, with_ci
 from .plot import PLOT_NAMES, figures
@@ -113,62 +113,43 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], row_class=None)
     return "\n".join(out)
 
 
-def _summary_table(points: List[Dict[str, Any]], keys: Sequence[str]) -> str:
-    header = list(keys) + [
-        "seeds",
-        "offered load",
-        "accepted load",
-        "latency mean",
-        "latency p99",
-        "network latency mean",
-        "saturated",
-    ]
-    rows = []
-    for e in points:
-        rows.append(
-            [(short_label(e["point"].get(k)), False) for k in keys]
-            + [
-                (str(e["seeds"]), True),
-                (with_ci(e["offered_load"], 4), True),
-                (with_ci(e["accepted_load"], 4), True),
-                (with_ci(e["latency_mean"], 1), True),
-                (with_ci(e["latency_p99"], 1), True),
-                (with_ci(e["network_latency_mean"], 1), True),
-                (f"{e['saturated']}/{e['seeds']}", True),
-            ]
-        )
-    return _table(header, rows, lambda i: "sat point" if points[i]["saturated"] else "point")
+def _ci(stat: str, digits: int) -> Callable[[Dict[str, Any]], Tuple[str, bool]]:
+    """A numeric cell: the entry's estimate of ``stat`` with its confidence interval."""
+    return lambda e: (with_ci(e[stat], digits), True)
 
 
-def _per_sl_table(entries: List[Dict[str, Any]], keys: Sequence[str]) -> str:
-    header = list(keys) + [
-        "SL",
-        "class",
-        "offered load",
-        "accepted load",
-        "share",
-        "latency mean",
-        "latency p50",
-        "latency p99",
-        "saturated",
+# (header, cell of an entry) of the columns between the varied keys and "saturated".
+_SUMMARY_COLUMNS = (
+    ("seeds", lambda e: (str(e["seeds"]), True)),
+    ("offered load", _ci("offered_load", 4)),
+    ("accepted load", _ci("accepted_load", 4)),
+    ("latency mean", _ci("latency_mean", 1)),
+    ("latency p99", _ci("latency_p99", 1)),
+    ("network latency mean", _ci("network_latency_mean", 1)),
+)
+_PER_SL_COLUMNS = (
+    ("SL", lambda e: (str(e["sl"]), True)),
+    ("class", lambda e: (str(e["name"] if e["name"] is not None else ""), False)),
+    ("offered load", _ci("offered_load", 4)),
+    ("accepted load", _ci("accepted_load", 4)),
+    ("share", _ci("share", 3)),
+    ("latency mean", _ci("latency_mean", 1)),
+    ("latency p50", _ci("latency_p50", 1)),
+    ("latency p99", _ci("latency_p99", 1)),
+)
+
+
+def _point_table(entries: List[Dict[str, Any]], keys: Sequence[str], columns, kind: str) -> str:
+    """A row per entry: its varied keys, ``columns`` and how many seeds saturated; the rows
+    have the class ``kind``, or ``sat kind`` where a seed saturated."""
+    header = list(keys) + [h for h, _ in columns] + ["saturated"]
+    rows = [
+        [(short_label(e["point"].get(k)), False) for k in keys]
+        + [cell(e) for _, cell in columns]
+        + [(f"{e['saturated']}/{e['seeds']}", True)]
+        for e in entries
     ]
-    rows = []
-    for e in entries:
-        rows.append(
-            [(short_label(e["point"].get(k)), False) for k in keys]
-            + [
-                (str(e["sl"]), True),
-                (str(e["name"] if e["name"] is not None else ""), False),
-                (with_ci(e["offered_load"], 4), True),
-                (with_ci(e["accepted_load"], 4), True),
-                (with_ci(e["share"], 3), True),
-                (with_ci(e["latency_mean"], 1), True),
-                (with_ci(e["latency_p50"], 1), True),
-                (with_ci(e["latency_p99"], 1), True),
-                (f"{e['saturated']}/{e['seeds']}", True),
-            ]
-        )
-    return _table(header, rows, lambda i: "sat sl" if entries[i]["saturated"] else "sl")
+    return _table(header, rows, lambda i: f"sat {kind}" if entries[i]["saturated"] else kind)
 
 
 def render_report(
@@ -253,14 +234,14 @@ def render_report(
         "(accepted below offered by more than the tolerance, measured packets not drained, "
         "or deadlock). Shaded rows saturated in at least one seed.</p>"
     )
-    parts.append(_summary_table(points, keys))
+    parts.append(_point_table(points, keys, _SUMMARY_COLUMNS, "point"))
     parts.append("<h2>Per service level</h2>")
     parts.append(
         '<p class="note">Share: the class’s fraction of the accepted traffic. Saturated: '
         "seeds in which the class’s accepted load fell more than the tolerance below its "
         "offered load (or the fabric deadlocked).</p>"
     )
-    parts.append(_per_sl_table(per_sl, keys))
+    parts.append(_point_table(per_sl, keys, _PER_SL_COLUMNS, "sl"))
     parts.append("</body>")
     parts.append("</html>")
     return "\n".join(parts) + "\n"

@@ -300,21 +300,8 @@ def group_rows(
     return groups
 
 
-SUMMARY_STATS = (
-    "offered_load",
-    "accepted_load",
-    "latency_mean",
-    "latency_p50",
-    "latency_p99",
-    "latency_max",
-    "network_latency_mean",
-    "network_latency_p99",
-    "hops_mean",
-)
-PER_SL_STATS = (
-    "offered_load",
-    "accepted_load",
-    "share",
+# The latency columns that the summary and the per-SL tables both have.
+_LATENCY_STATS = (
     "latency_mean",
     "latency_p50",
     "latency_p99",
@@ -322,6 +309,8 @@ PER_SL_STATS = (
     "network_latency_mean",
     "network_latency_p99",
 )
+SUMMARY_STATS = ("offered_load", "accepted_load", *_LATENCY_STATS, "hops_mean")
+PER_SL_STATS = ("offered_load", "accepted_load", "share", *_LATENCY_STATS)
 
 
 def summarize(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[str, Any]]:

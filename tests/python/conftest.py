@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from helpers import TINY_CONFIG
+from helpers import TINY_CONFIG, cli_runner
 
 
 @pytest.fixture
@@ -19,3 +20,8 @@ def tiny_config(tmp_path: Path) -> Path:
 @pytest.fixture
 def tiny_text() -> str:
     return TINY_CONFIG
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return cli_runner()

@@ -1,6 +1,14 @@
-"""Helpers shared by the tests: the tiny config and the summary contract."""
+"""Helpers shared by the tests: the tiny config, the summary contract and the command line."""
 
 from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from flitsim.cli import main
 
 TINY_CONFIG = """\
 seed = 1
@@ -80,3 +88,41 @@ def check_summary(summary: dict) -> None:
     # Flit conservation: nothing is dropped in a lossless fabric.
     assert flits["delivered"] + flits["remaining"] == flits["generated"]
     assert 0 < summary["accepted_load"]
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def cli_runner() -> CliRunner:
+    """A runner that keeps stderr apart from stdout (click >= 8.2 always does; older clicks
+    need the flag)."""
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+def invoke(runner: CliRunner, *args):
+    """Run `flitsim ARGS…` in-process; arguments may be paths or numbers."""
+    return runner.invoke(main, [str(a) for a in args], prog_name="flitsim", catch_exceptions=False)
+
+
+def assert_user_error(result, *fragments: str) -> None:
+    """The command failed as bad input should: exit status 2, `error: …` on stderr naming every
+    fragment, no traceback, nothing on stdout."""
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stderr.startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+    assert result.stdout == ""
+
+
+def console_script() -> str:
+    """The installed `flitsim` command (beside this Python first, then on PATH)."""
+    beside_python = Path(sys.executable).parent / "flitsim"
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("flitsim")
+    assert found, "the `flitsim` console script is not installed (pip install .)"
+    return found

@@ -3,48 +3,22 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import flitsim
 from flitsim.cli import BENCH_SCENARIOS, main
-from helpers import TINY_CONFIG, check_summary, without_performance
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    # Keep stderr apart from stdout (click >= 8.2 always does; older clicks need the flag).
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
-
-
-def invoke(runner: CliRunner, *args: str):
-    return runner.invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("error: ") or "Error:" in result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
-    assert result.stdout == ""
-
-
-def console_script() -> str:
-    beside_python = Path(sys.executable).parent / "flitsim"
-    if beside_python.exists():
-        return str(beside_python)
-    found = shutil.which("flitsim")
-    assert found, "the `flitsim` console script is not installed (pip install .)"
-    return found
+from helpers import (
+    TINY_CONFIG,
+    assert_user_error,
+    check_summary,
+    console_script,
+    invoke,
+    without_performance,
+)
 
 
 def test_console_script_help_in_a_subprocess():

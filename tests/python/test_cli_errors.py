@@ -8,33 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import flitsim
-from flitsim.cli import main
+from helpers import assert_user_error, invoke
 
 RANDOM = "random:switches=12,ports=8,endpoints=2,links=20,seed=5"
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
-
-
-def assert_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
-    assert result.stderr.startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stdout == ""
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
-
-
-def invoke(runner, *args):
-    return runner.invoke(main, [str(a) for a in args], prog_name="flitsim", catch_exceptions=False)
 
 
 # --- a bad --set in every command that takes one -------------------------------------------
@@ -54,7 +32,7 @@ def invoke(runner, *args):
 def test_bad_set(runner, tiny_config: Path, tmp_path: Path, command, value, fragment):
     extra = ["--out", tmp_path / "o"] if command == "sweep" else []
     result = invoke(runner, command, tiny_config, "--set", value, *extra)
-    assert_error(result, fragment)
+    assert_user_error(result, fragment)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +46,7 @@ def test_bad_set(runner, tiny_config: Path, tmp_path: Path, command, value, frag
 )
 def test_bad_vary(runner, tiny_config: Path, tmp_path: Path, vary, fragment):
     result = invoke(runner, "sweep", tiny_config, "--vary", vary, "--out", tmp_path / "o")
-    assert_error(result, fragment)
+    assert_user_error(result, fragment)
 
 
 # --- every command group: fabric, qos, plots, reports, bench --------------------------------
@@ -93,14 +71,14 @@ def test_bad_vary(runner, tiny_config: Path, tmp_path: Path, vary, fragment):
     ],
 )
 def test_bad_input_in_every_group(runner, args, fragment):
-    assert_error(invoke(runner, *args), fragment)
+    assert_user_error(invoke(runner, *args), fragment)
 
 
 def test_unwritable_output_is_an_error(runner, tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     result = invoke(runner, "topo", "generate", "torus:2x2", "--out", blocker / "t.json")
-    assert_error(result, "cannot write")
+    assert_user_error(result, "cannot write")
 
 
 @pytest.mark.parametrize(
@@ -117,7 +95,7 @@ def test_unwritable_output_is_an_error(runner, tmp_path: Path):
 )
 def test_usage_errors_use_the_same_format(runner, args, fragment, command):
     result = invoke(runner, *args)
-    assert_error(result, fragment, f"Try '{command} -h' for help.")
+    assert_user_error(result, fragment, f"Try '{command} -h' for help.")
 
 
 def test_help_and_version_still_exit_0(runner):

@@ -6,34 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import flitsim
-from flitsim.cli import main
-from helpers import TINY_CONFIG
+from helpers import TINY_CONFIG, assert_user_error, invoke
 
 LOAD_LINE = TINY_CONFIG.splitlines().index("load = 0.3") + 1  # 1-based, as in messages
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
-
-
-def invoke(runner: CliRunner, *args: str):
-    return runner.invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert result.stderr.startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
-    assert result.stdout == ""
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from flitsim.cli import main
-from helpers import TINY_CONFIG, without_performance
+from helpers import TINY_CONFIG, assert_user_error, invoke, without_performance
 
 ROUTE_KEYS = {
     "engine",
@@ -31,31 +31,10 @@ LOGINOFF = (
 ).resolve()
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
-
-
-def invoke(runner: CliRunner, *args: str):
-    return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
 def ok_json(runner: CliRunner, *args: str) -> dict:
     r = invoke(runner, *args)
     assert r.exit_code == 0, r.output + (r.stderr or "")
     return json.loads(r.stdout)
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
-    assert result.stdout == ""
 
 
 # ----------------------------------------------------------------------------------- route
@@ -315,7 +294,6 @@ def test_ebb_all_to_all_link_loads():
     # to other leaves spread over 4 up-links: 12 each; every root down-link likewise 12.
     from click.testing import CliRunner
 
-    from flitsim.cli import main
     result = CliRunner().invoke(
         main, ["ebb", "kary-ntree:k=4,n=2", "--engine", "dmodk", "--all-to-all", "--json"]
     )

@@ -7,15 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 pytest.importorskip("matplotlib")
 
 import flitsim  # noqa: E402
-from flitsim.cli import main  # noqa: E402
 from flitsim.demo import DEMO_LOADS, DEMO_SEEDS, run_demo  # noqa: E402
 from flitsim.plot import ALL_PLOT_NAMES, PLOT_NAMES  # noqa: E402
 from flitsim.report import render_report, write_report  # noqa: E402
+from helpers import assert_user_error, invoke  # noqa: E402
 from sweep_tables import TWO_CLASS_CONFIG, make_sweep, table_sweep  # noqa: E402
 
 LOADS = [0.2, 0.5, 0.9]
@@ -25,27 +24,6 @@ LOADS = [0.2, 0.5, 0.9]
 def sweep_dir(tmp_path_factory) -> Path:
     return make_sweep(tmp_path_factory.mktemp("sweep") / "out",
                       vary={"traffic.load": LOADS}, seeds=2)
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
-
-
-def invoke(runner: CliRunner, *args: str):
-    return runner.invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("error: ")
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
-    assert result.stdout == ""
 
 
 # -- the HTML report ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import flitsim
 from flitsim.cli import main
-from helpers import TINY_CONFIG
+from helpers import TINY_CONFIG, console_script
 
 sweep_module = importlib.import_module("flitsim.sweep")
 parse_vary = sweep_module.parse_vary
@@ -78,14 +78,6 @@ def count_runs(monkeypatch):
         return counter
 
     return install
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)
-    except TypeError:
-        return CliRunner()
 
 
 # -- the API ----------------------------------------------------------------------------
@@ -586,8 +578,6 @@ def test_cli_sweep_needs_out(runner, tiny_config: Path):
 
 
 def test_cli_sweep_subprocess(tiny_config: Path, tmp_path: Path):
-    from test_cli import console_script
-
     out = tmp_path / "sub"
     proc = subprocess.run(
         [console_script(), "sweep", str(tiny_config), "--vary", "traffic.load=0.1,0.3",
