@@ -779,6 +779,7 @@ fn opensm_ebb(args: &Args) -> Res<()> {
         path_sl: Vec::new(),
         sl2vl: FabricConfig::build_sl2vl(&topo, 1, |_, _, _, _| 0),
         nic_sl2vl: vec![0],
+        ports: FabricConfig::port_counts(&topo),
     };
     let e = ebb::effective_bisection_bandwidth(&topo, &fabric, patterns, seed)?;
     let line = format!(

@@ -421,6 +421,7 @@ mod tests {
             path_sl,
             sl2vl,
             nic_sl2vl: vec![0; routing_sls as usize],
+            ports: FabricConfig::port_counts(&topo),
         };
         (topo, fabric)
     }

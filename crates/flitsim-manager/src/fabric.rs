@@ -2,7 +2,7 @@
 //! simulator executes these tables exactly as switch hardware would; it never calls a routing
 //! engine.
 use crate::RoutingError;
-use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
+use flitsim_topology::{EndpointId, NodeId, PortNum, Sl, SwitchId, Topology, Vl};
 use serde::{Deserialize, Serialize};
 
 /// LFT entry meaning "no route".
@@ -15,7 +15,11 @@ pub const NO_ROUTE: PortNum = PortNum::MAX;
 /// several SLs for deadlock freedom or VL spreading (DOR's dateline, layered routings) use
 /// `routing_sls > 1`; the others use 1. This mirrors how OpenSM's torus-2QoS splits SL bits
 /// between routing and QoS.
+///
+/// The serialised form holds the tables only; [`ports`](Self::ports) is derived (from the
+/// topology when tables are built, from the sizes of the SL→VL tables when deserialised).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "FabricTables")]
 pub struct FabricConfig {
     /// Name of the engine that produced the tables.
     pub engine: String,
@@ -38,6 +42,53 @@ pub struct FabricConfig {
     pub sl2vl: Vec<Vec<u8>>,
     /// `nic_sl2vl[wire_sl]`: the VL a NIC uses on its link for that SL.
     pub nic_sl2vl: Vec<u8>,
+    /// `ports[s]`: the port count of switch `s`, the row stride of its [`sl2vl`](Self::sl2vl)
+    /// table ([`FabricConfig::port_counts`] of the topology). Not serialised.
+    #[serde(skip)]
+    pub ports: Vec<PortNum>,
+}
+
+/// A [`FabricConfig`] as serialised: the tables, without the derived port counts.
+#[derive(Deserialize)]
+struct FabricTables {
+    engine: String,
+    num_vls: u8,
+    classes: u8,
+    routing_sls: u8,
+    #[serde(default)]
+    layers: u8,
+    lft: Vec<Vec<PortNum>>,
+    path_sl: Vec<u8>,
+    sl2vl: Vec<Vec<u8>>,
+    nic_sl2vl: Vec<u8>,
+}
+
+impl From<FabricTables> for FabricConfig {
+    /// Derives each switch's port count from the size of its SL→VL table (`ports² · wire_sls`
+    /// entries); [`FabricConfig::check_shape`] compares them with the topology.
+    fn from(t: FabricTables) -> Self {
+        let wire_sls = t.classes as usize * t.routing_sls as usize;
+        let ports = t
+            .sl2vl
+            .iter()
+            .map(|table| {
+                let p = table.len().checked_div(wire_sls).unwrap_or(0).isqrt();
+                PortNum::try_from(p).unwrap_or(PortNum::MAX)
+            })
+            .collect();
+        FabricConfig {
+            engine: t.engine,
+            num_vls: t.num_vls,
+            classes: t.classes,
+            routing_sls: t.routing_sls,
+            layers: t.layers,
+            lft: t.lft,
+            path_sl: t.path_sl,
+            sl2vl: t.sl2vl,
+            nic_sl2vl: t.nic_sl2vl,
+            ports,
+        }
+    }
 }
 
 /// One hop of a traced path: a switch, the port the packet entered by, the port it leaves by,
@@ -60,21 +111,31 @@ impl FabricConfig {
         self.classes as usize * self.routing_sls as usize
     }
 
-    /// The SL a packet of `class` from `src` to `dst` carries.
+    /// The port count of every switch of `topo`, as [`ports`](Self::ports) wants it.
+    pub fn port_counts(topo: &Topology) -> Vec<PortNum> {
+        topo.switches().iter().map(|s| s.ports).collect()
+    }
+
+    /// The wire SL a packet of traffic class `class` from `src` to `dst` carries, in a fabric
+    /// of `endpoints` endpoints.
     #[inline]
-    pub fn wire_sl(&self, class: u8, src: u32, dst: u32, endpoints: usize) -> u8 {
+    pub fn wire_sl(&self, class: Sl, src: EndpointId, dst: EndpointId, endpoints: usize) -> Sl {
         let p = if self.routing_sls > 1 {
-            self.path_sl[src as usize * endpoints + dst as usize]
+            self.path_sl[src.0 as usize * endpoints + dst.0 as usize]
         } else {
             0
         };
-        (class % self.classes.max(1)) * self.routing_sls + p
+        Sl((class.0 % self.classes.max(1)) * self.routing_sls + p)
     }
 
-    /// VL chosen at switch `s` for a packet entering on `in_port`, leaving on `out_port`.
+    /// VL chosen at switch `s` for a packet with wire SL `sl` entering on `in_port`, leaving on
+    /// `out_port`.
     #[inline]
-    pub fn vl(&self, s: usize, ports: usize, in_port: usize, out_port: usize, wire_sl: u8) -> u8 {
-        self.sl2vl[s][(in_port * ports + out_port) * self.wire_sls() + wire_sl as usize]
+    pub fn vl(&self, s: SwitchId, in_port: PortNum, out_port: PortNum, sl: Sl) -> Vl {
+        let s = s.0 as usize;
+        let ports = self.ports[s] as usize;
+        let i = (in_port as usize * ports + out_port as usize) * self.wire_sls() + sl.idx();
+        Vl(self.sl2vl[s][i])
     }
 
     /// An SL→VL table of the right size for `topo` filled by `f(switch, in, out, wire_sl)`.
@@ -117,6 +178,13 @@ impl FabricConfig {
                 topo.num_switches()
             ));
         }
+        if self.ports.len() != topo.num_switches() {
+            return bad(format!(
+                "port counts are for {} switches, topology has {}",
+                self.ports.len(),
+                topo.num_switches()
+            ));
+        }
         if self.routing_sls > 1 && self.path_sl.len() != n * n {
             return bad(format!(
                 "path SL table has {} entries, expected {}",
@@ -151,6 +219,12 @@ impl FabricConfig {
             {
                 return bad(format!(
                     "LFT of switch {s} names port {port}, which does not exist"
+                ));
+            }
+            if self.ports[s] as usize != p {
+                return bad(format!(
+                    "the tables give switch {s} {} ports, the topology {p}",
+                    self.ports[s]
                 ));
             }
             if self.sl2vl[s].len() != p * p * self.wire_sls() {
@@ -249,7 +323,7 @@ impl FabricConfig {
         class: u8,
     ) -> Result<Vec<Hop>, RoutingError> {
         let n = topo.num_endpoints();
-        let sl = self.wire_sl(class, src.0, dst.0, n);
+        let sl = self.wire_sl(Sl(class), src, dst, n);
         let (mut s, mut in_port) = topo.endpoint_switch(src);
         let mut hops = Vec::new();
         loop {
@@ -261,13 +335,11 @@ impl FabricConfig {
                     dst.0
                 )));
             }
-            let ports = topo.num_ports(s) as usize;
-            let vl = self.vl(s.0 as usize, ports, in_port as usize, out as usize, sl);
             hops.push(Hop {
                 switch: s,
                 in_port,
                 out_port: out,
-                vl,
+                vl: self.vl(s, in_port, out, sl).0,
             });
             if hops.len() > topo.num_switches() + 1 {
                 return Err(RoutingError::Loop(format!(
@@ -337,5 +409,41 @@ mod route_check_tests {
         g.lft[2][0] = NO_ROUTE;
         let e = g.check_routes(&t).unwrap_err().to_string();
         assert!(e.contains("no route to endpoint 0"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod serde_tests {
+    use crate::routing::{route, RoutingRequest};
+    use crate::FabricConfig;
+    use flitsim_topology::{generators, Sl, SwitchId, Vl};
+
+    /// The JSON form holds the tables only; reading it back derives the same port counts.
+    #[test]
+    fn json_omits_port_counts_and_reading_derives_them() {
+        let t = generators::kary_ntree(4, 2, 1).unwrap();
+        let f = route(&t, "updn", &RoutingRequest { vls: 2, classes: 2 }).unwrap();
+        assert_eq!(f.ports, FabricConfig::port_counts(&t));
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(!json.contains("\"ports\""), "{json}");
+        let back: FabricConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+        back.check_shape(&t).unwrap();
+        let mut wrong = f.clone();
+        wrong.ports[0] += 1;
+        let e = wrong.check_shape(&t).unwrap_err().to_string();
+        assert!(e.contains("switch 0"), "{e}");
+    }
+
+    /// `vl` reads `sl2vl[s][(in · ports + out) · wire_sls + sl]`.
+    #[test]
+    fn vl_indexes_the_switch_table() {
+        let t = generators::torus(&[4], 1, 1, 1).unwrap();
+        let mut f = route(&t, "dor", &RoutingRequest { vls: 4, classes: 2 }).unwrap();
+        let (p, w) = (f.ports[1] as usize, f.wire_sls());
+        f.sl2vl[1][(2 * p + 1) * w + w - 1] = 3;
+        assert_eq!(f.vl(SwitchId(1), 2, 1, Sl(w as u8 - 1)), Vl(3));
+        f.sl2vl[1][(2 * p + 1) * w + w - 1] = 2;
+        assert_eq!(f.vl(SwitchId(1), 2, 1, Sl(w as u8 - 1)), Vl(2));
     }
 }

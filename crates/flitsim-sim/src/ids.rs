@@ -9,11 +9,16 @@
 //!   (its NIC). A switch's own port number is a [`PortNum`](flitsim_topology::PortNum).
 //! * [`Vl`]: a virtual lane (buffer lane of a link).
 //! * [`Sl`]: a service level; in the engine, the traffic class of a packet.
+//!
+//! [`Vl`] and [`Sl`] are defined in `flitsim_topology` (the fabric manager's tables use them
+//! too) and re-exported here.
 //! * [`PacketId`]: a packet's slot in the packet slab.
 //! * [`Cycle`]: simulated time. It stays a plain `u64`: it is added to latencies and flit counts
 //!   in every hot-loop expression, and it is never used as an index, so a newtype would bring
 //!   conversions without catching a real class of mix-ups.
 use std::fmt;
+
+pub use flitsim_topology::{Sl, Vl};
 
 /// Simulated time in cycles (one flit on a width-1 link per cycle).
 pub type Cycle = u64;
@@ -48,14 +53,6 @@ id!(
     PortIdx(u32)
 );
 id!(
-    /// A virtual lane.
-    Vl(u8)
-);
-id!(
-    /// A service level (the packet's traffic class in the engine).
-    Sl(u8)
-);
-id!(
     /// A packet's slot in the packet slab.
     PacketId(u32)
 );
@@ -63,16 +60,6 @@ id!(
 impl PortIdx {
     /// No port (an unconnected port's peer).
     pub const NONE: PortIdx = PortIdx(u32::MAX);
-}
-
-impl Vl {
-    /// No VL (an output port with no packet on its link).
-    pub const NONE: Vl = Vl(u8::MAX);
-    /// The bit of this VL in a per-port VL mask.
-    #[inline(always)]
-    pub fn bit(self) -> u32 {
-        1 << self.0
-    }
 }
 
 impl PacketId {

@@ -27,9 +27,11 @@
 mod bfs;
 pub mod generators;
 pub mod ibnetdiscover;
+mod ids;
 mod io;
 
 pub use bfs::Bfs;
+pub use ids::{Sl, Vl};
 pub use io::TopologyFile;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -33,6 +33,7 @@ pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
         path_sl: vec![],
         sl2vl: (0..t.num_switches()).map(|_| vec![0; 16]).collect(),
         nic_sl2vl: vec![0],
+        ports: FabricConfig::port_counts(&t),
     };
     (t, fabric)
 }

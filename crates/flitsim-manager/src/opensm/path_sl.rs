@@ -2,7 +2,7 @@
 //! and its parser.
 use super::{at, check_ib_sls, lid_map, Ids, IB_SLS, PATH_SL_FILE};
 use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{NodeId, Topology};
+use flitsim_topology::{EndpointId, NodeId, Sl, Topology};
 use std::fmt::Write as _;
 
 /// `path-sl.txt`: `<source lid> <destination lid> <sl>` (decimal) per ordered endpoint pair,
@@ -15,7 +15,7 @@ pub fn write_path_sl(topo: &Topology, fabric: &FabricConfig) -> Result<String, R
     let mut out = String::with_capacity(n * n * 12);
     for s in 0..n {
         for d in 0..n {
-            let sl = fabric.wire_sl(0, s as u32, d as u32, n);
+            let sl = fabric.wire_sl(Sl(0), EndpointId(s as u32), EndpointId(d as u32), n);
             let _ = writeln!(out, "{} {} {sl}", ids.endpoint_lid[s], ids.endpoint_lid[d]);
         }
     }

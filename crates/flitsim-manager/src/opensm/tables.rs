@@ -6,7 +6,7 @@ use super::path_sl::read_path_sl;
 use super::sl2vl::{read_sl2vl_rows, Sl2vlNode, Sl2vlRow};
 use super::{at, invalid, IB_DROP_VL, IB_SLS, PATH_SL_FILE, SL2VL_FILE};
 use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{EndpointId, Topology};
+use flitsim_topology::{EndpointId, Sl, Topology};
 
 /// Reads OpenSM-style dumps (see the [module documentation](crate::opensm)) as the tables of
 /// `topo`: the LFT dump text, and optionally the SL2VL dump and the path SL table. The result
@@ -144,6 +144,7 @@ pub fn read_tables(
         path_sl,
         sl2vl,
         nic_sl2vl,
+        ports: FabricConfig::port_counts(topo),
     };
     fabric.check_shape(topo)?;
     fabric.check_routes(topo)?;
@@ -171,9 +172,9 @@ fn check_no_dropped_paths(
     for src in 0..n as u32 {
         for dst in 0..n as u32 {
             for class in 0..fabric.classes {
-                let sl = fabric.wire_sl(class, src, dst, n);
+                let sl = fabric.wire_sl(Sl(class), EndpointId(src), EndpointId(dst), n);
                 let name = |e: u32| &topo.endpoints()[e as usize].name;
-                if nic_dropped[sl as usize] {
+                if nic_dropped[sl.idx()] {
                     return Err(invalid(format!(
                         "{SL2VL_FILE}: the channel adapters map SL {sl} to VL 15 (drop), but \
                          endpoint {} sends to {} on SL {sl}",
@@ -184,7 +185,7 @@ fn check_no_dropped_paths(
                 for h in fabric.trace(topo, EndpointId(src), EndpointId(dst), class)? {
                     let s = h.switch.0 as usize;
                     let p = topo.num_ports(h.switch) as usize;
-                    let idx = (h.in_port as usize * p + h.out_port as usize) * wire + sl as usize;
+                    let idx = (h.in_port as usize * p + h.out_port as usize) * wire + sl.idx();
                     if is_dropped[s][idx] {
                         return Err(invalid(format!(
                             "{SL2VL_FILE}: switch {} maps SL {sl} from port {} to port {} to VL 15 \

@@ -152,6 +152,7 @@ pub fn apply_sc_tables(
         path_sl: lanes.path_sl.clone(),
         sl2vl: lanes.sl2vl.iter().map(|t| widen(t)).collect(),
         nic_sl2vl: widen(&lanes.nic_sl2vl),
+        ports: lanes.ports.clone(),
     })
 }
 

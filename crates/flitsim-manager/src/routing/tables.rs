@@ -87,6 +87,7 @@ pub(super) fn assemble(
         path_sl: sls.path_sl,
         sl2vl,
         nic_sl2vl,
+        ports: FabricConfig::port_counts(topo),
     }
 }
 

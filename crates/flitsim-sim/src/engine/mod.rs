@@ -393,15 +393,9 @@ impl Network {
         if ev.flags & F_HEAD != 0 {
             let p = &self.packets[ev.pkt];
             let sw = &mut self.switches[s as usize];
-            let (out_port, out_vl) = self.organisation.route(
-                &self.routes,
-                &self.fabric,
-                s,
-                sw.nports as usize,
-                in_port,
-                p,
-                ev.vl,
-            );
+            let (out_port, out_vl) =
+                self.organisation
+                    .route(&self.routes, &self.fabric, s, in_port, p, ev.vl);
             // A packet entering an empty VL is its head at once; otherwise it becomes the head
             // (and starts waiting) when the packet before it leaves.
             let head = self.inputs[i].push(BufPkt {

@@ -17,6 +17,7 @@ use crate::config::{InjectionKind, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
 use crate::scheduler::Candidate;
 use crate::traffic::ComponentRng;
+use flitsim_topology::EndpointId;
 use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
@@ -188,10 +189,13 @@ impl Network {
                 };
                 let len = msg.left.min(self.mtu[c] as u32);
                 let dst = msg.dst;
-                let wire_sl = self
-                    .fabric
-                    .wire_sl(c as u8, e as u32, dst, self.n_endpoints);
-                let vl = Vl(self.nic_sl2vl[wire_sl as usize]);
+                let wire_sl = self.fabric.wire_sl(
+                    Sl(c as u8),
+                    EndpointId(e as u32),
+                    EndpointId(dst),
+                    self.n_endpoints,
+                );
+                let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
                 if blocked & vl.bit() != 0 {
                     continue;
                 }

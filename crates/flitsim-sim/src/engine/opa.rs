@@ -56,8 +56,6 @@ pub(crate) struct OpaLayout {
     pub ppm: u16,
     /// Links from each MPort to the central crossbar.
     pub links: u16,
-    /// Ports of each fabric switch (the fabric's SL→VL tables are indexed by them).
-    pub fabric_ports: Vec<u16>,
 }
 
 /// The role of a port of an expanded switch.
@@ -196,7 +194,6 @@ impl OpaLayout {
             internal,
             ppm: ppm as u16,
             links: nl as u16,
-            fabric_ports: topo.switches().iter().map(|s| s.ports).collect(),
         })
     }
 
@@ -247,17 +244,11 @@ impl OpaLayout {
             NodeKind::MPort(m) if in_port < ppm => {
                 let a = m * ppm + in_port;
                 let o = routes.out_port(SwitchId(fs), pkt);
-                let vl = fabric.vl(
-                    fs as usize,
-                    self.fabric_ports[fs as usize] as usize,
-                    a as usize,
-                    o as usize,
-                    pkt.wire_sl,
-                );
+                let vl = fabric.vl(SwitchId(fs), a, o, pkt.wire_sl);
                 if o / ppm == m {
-                    (o % ppm, Vl(vl))
+                    (o % ppm, vl)
                 } else {
-                    (ppm + in_port * nl / ppm, Vl(vl))
+                    (ppm + in_port * nl / ppm, vl)
                 }
             }
             // From the central crossbar to the output buffer of port `in_port − ppm − nl`.

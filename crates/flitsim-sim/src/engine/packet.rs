@@ -23,7 +23,7 @@ pub(crate) struct Packet {
     /// Traffic class.
     pub class: Sl,
     /// The SL it carries on the wire (class and routing layer, see `FabricConfig::wire_sl`).
-    pub wire_sl: u8,
+    pub wire_sl: Sl,
     /// Switches traversed so far.
     pub hops: u16,
     /// Generated inside the measurement window.

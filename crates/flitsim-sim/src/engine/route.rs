@@ -48,16 +48,14 @@ impl Organisation {
         }
     }
 
-    /// Where `pkt`, arriving on VL `in_vl` at port `in_port` of simulated switch `s` (which has
-    /// `ports` ports), leaves: (output port of `s`, VL).
+    /// Where `pkt`, arriving on VL `in_vl` at port `in_port` of simulated switch `s`, leaves:
+    /// (output port of `s`, VL).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub fn route(
         &self,
         routes: &RouteSource,
         fabric: &FabricConfig,
         s: u32,
-        ports: usize,
         in_port: PortNum,
         pkt: &Packet,
         in_vl: Vl,
@@ -65,14 +63,8 @@ impl Organisation {
         match self {
             Organisation::InputQueued | Organisation::InputOutputQueued => {
                 let out = routes.out_port(SwitchId(s), pkt);
-                let vl = fabric.vl(
-                    s as usize,
-                    ports,
-                    in_port as usize,
-                    out as usize,
-                    pkt.wire_sl,
-                );
-                (out, Vl(vl))
+                let vl = fabric.vl(SwitchId(s), in_port, out, pkt.wire_sl);
+                (out, vl)
             }
             Organisation::OmniPath(l) => l.route(routes, fabric, s, in_port, pkt, in_vl),
         }
