@@ -1,26 +1,31 @@
 """Names the core accepts that the Python layer shows in help texts and choices.
 
-THE ONE COPY IN PYTHON. The compiled core (``flitsim._core``) does not export these lists: its
-JSON Schema has ``routing.engine`` as a free string, and the routing engines and dfsssp's
-cycle heuristics are only named in its error messages. Until the core exports them (a
-``_core`` function such as ``engine_names()``; a Rust change), they are kept here and
-nowhere else, and ``tests/python/test_catalog.py`` checks them against the names the core's
-own error messages list, so that a change in the core fails the tests instead of leaving
-these stale.
+Every list here is read from the compiled core (``flitsim._core``), which exports its own
+sources of truth; nothing is copied by hand:
 
-Source in the core: ``ENGINE_NAMES`` in crates/flitsim-manager/src/routing/mod.rs and
-``CycleHeuristic`` in crates/flitsim-manager/src/routing/layered.rs.
+* :data:`ENGINE_NAMES` and :data:`ENGINE_ALIASES`: ``ENGINE_NAMES`` and ``ENGINE_ALIASES`` in
+  crates/flitsim-manager/src/routing/mod.rs (``_core.engine_names()``,
+  ``_core.engine_aliases()``);
+* :data:`CYCLE_HEURISTICS`: ``CycleHeuristic::ALL`` in the manager's dfsssp layering
+  (``_core.cycle_heuristics()``), the default first;
+* :data:`TOPOLOGY_FORMATS`: ``TOPOLOGY_FORMATS`` in crates/flitsim-app/src/report.rs
+  (``_core.topology_formats()``).
 """
 
 from __future__ import annotations
 
-# Routing engines of `flitsim route/ebb --engine` and `routing.engine` ("updown-dmodk" is
-# an alias of "dmodk", left out of help texts).
-ENGINE_NAMES = ("dor", "dmodk", "updown-dmodk", "minhop", "ftree", "updn", "sssp", "lash",
-                "dfsssp")
-ENGINE_ALIASES = {"updown-dmodk": "dmodk"}
+from typing import Dict, Tuple
+
+from . import _core
+
+# Routing engines of `flitsim route/ebb --engine` and `routing.engine`, aliases included.
+ENGINE_NAMES: Tuple[str, ...] = tuple(_core.engine_names())
+# Alias → engine ("updown-dmodk" → "dmodk"); aliases are left out of help texts.
+ENGINE_ALIASES: Dict[str, str] = dict(_core.engine_aliases())
 # dfsssp: which edge of a dependency cycle to cut (`flitsim route --heuristic`).
-CYCLE_HEURISTICS = ("weakest", "strongest", "first")
+CYCLE_HEURISTICS: Tuple[str, ...] = tuple(_core.cycle_heuristics())
+# Formats of `flitsim topo generate/convert` (`_core.topo_convert`).
+TOPOLOGY_FORMATS: Tuple[str, ...] = tuple(_core.topology_formats())
 
 
 def engines_for_help() -> str:

@@ -1,12 +1,17 @@
 """Type stubs of the private extension module ``flitsim._core`` (PyO3 bindings)."""
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 __all__ = [
     "FlitsimError",
     "run_json",
     "resolve_json",
     "schema_json",
+    "result_schema_json",
+    "engine_names",
+    "engine_aliases",
+    "cycle_heuristics",
+    "topology_formats",
     "dtable_json",
     "link_loads_json",
     "version",
@@ -43,6 +48,26 @@ def resolve_json(
 
 def schema_json() -> str:
     """The JSON Schema of experiment files."""
+
+def result_schema_json() -> str:
+    """The JSON Schema of the summary :func:`run_json` returns (the Rust ``RunResult``).
+
+    :mod:`flitsim.results` takes its table columns' types from it; ``cdg`` is any JSON value.
+    """
+
+def engine_names() -> List[str]:
+    """The routing engine names ``routing.engine`` and :func:`route_json` accept, aliases
+    included (``ENGINE_NAMES`` of the manager)."""
+
+def engine_aliases() -> Dict[str, str]:
+    """Engine names that select another engine: alias → engine (``updown-dmodk`` → ``dmodk``)."""
+
+def cycle_heuristics() -> List[str]:
+    """dfsssp's cycle-breaking heuristics (``heuristic`` in :func:`route_json`'s options),
+    the default first."""
+
+def topology_formats() -> List[str]:
+    """The formats :func:`topo_convert` writes (``json``, ``ibnetdiscover``)."""
 
 def dtable_json(
     entries: int,

@@ -27,11 +27,8 @@ from typing import Any, Dict, Optional, Tuple
 import click
 
 from . import _core
-from ._catalog import CYCLE_HEURISTICS, engines_for_help
+from ._catalog import CYCLE_HEURISTICS, TOPOLOGY_FORMATS, engines_for_help
 from ._cli import Group, fail
-
-FORMATS = ("json", "ibnetdiscover")
-HEURISTICS = CYCLE_HEURISTICS
 
 # Options that several commands take with the same meaning.
 _out_file_option = click.option(
@@ -105,7 +102,7 @@ def topo() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(TOPOLOGY_FORMATS),
     default=None,
     help="Output format (default: json; ibnetdiscover when --out does not end in .json).",
 )
@@ -131,7 +128,9 @@ def topo_info(topology: str, as_json: bool) -> None:
 
 @topo.command("convert")
 @click.argument("topology", metavar="TOPO")
-@click.option("--to", "fmt", type=click.Choice(FORMATS), required=True, help="Output format.")
+@click.option(
+    "--to", "fmt", type=click.Choice(TOPOLOGY_FORMATS), required=True, help="Output format."
+)
 @_out_file_option
 def topo_convert(topology: str, fmt: str, out: Optional[Path]) -> None:
     """Convert TOPO to flitsim JSON or an ibnetdiscover dump."""
@@ -200,9 +199,9 @@ def _shape(s: Dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
     "--heuristic",
-    type=click.Choice(HEURISTICS),
+    type=click.Choice(CYCLE_HEURISTICS),
     default=None,
-    help="dfsssp: which edge of a dependency cycle to cut (default weakest).",
+    help=f"dfsssp: which edge of a dependency cycle to cut (default {CYCLE_HEURISTICS[0]}).",
 )
 @click.option("--online", is_flag=True, help="dfsssp: first-fit layer assignment.")
 @click.option(

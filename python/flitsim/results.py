@@ -7,27 +7,39 @@ read-only :class:`collections.abc.Mapping`, so ``r["accepted_load"]``, ``r.get(.
 
 The row builders at the bottom (:func:`summary_row`, :func:`per_sl_rows`,
 :func:`histogram_rows`) are shared with :mod:`flitsim.sweep`, so a sweep's tables have exactly
-the columns described here.
+the columns described here. Every column is declared once, as the path of the summary field
+it holds; its Arrow type comes from the core's JSON Schema of the summary
+(``_core.result_schema_json()``, derived from the Rust result types), and
+``tests/python/test_results.py`` checks that every field of that schema is in a table or in
+:data:`NOT_TABLED`.
 
 pyarrow is imported only when a table is first asked for, so ``import flitsim`` stays quick.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     import pyarrow as pa
 
 __all__ = ["Result"]
 
-# The latency statistics copied into tables; `count` is an integer, the rest are floats.
+# The latency statistics copied into tables, as float64 (`count`, an integer, is separate).
 _LATENCY_STATS = ("mean", "p50", "p99", "max")
-
-# Per-SL statistics repeated as wide columns `sl.<name>.<stat>` in a summary row.
-SL_WIDE_STATS = ("offered_load", "accepted_load", "share", "latency_mean", "latency_p99")
 
 
 class Result(Mapping):
@@ -135,59 +147,136 @@ class Result(Mapping):
 
 
 # ---------------------------------------------------------------------------------------
+# Columns. Every column names the result field it holds by its path in the engine's
+# summary, and takes its Arrow type from the core's JSON Schema of that summary
+# (`_core.result_schema_json()`, derived from the Rust `RunResult`), so field names and types
+# are not re-declared here; a field renamed in the core fails `_arrow_type` instead of
+# leaving an empty column. `cast` changes the cell: "float" reads a number as float64 (the
+# integer latency percentiles sit next to the float mean), "present" is True when an
+# optional field is set, "sum" adds up a list of integers, "sl_name" is the class name of
+# the SL the field holds.
+
+
+class _Column(NamedTuple):
+    name: str
+    path: Tuple[str, ...]
+    cast: str = ""
+
+
+def _latency_columns(block: str, stats: Sequence[str], cast: str = "float") -> List[_Column]:
+    return [_Column(f"{block}_{s}", (block, s), "" if s == "count" else cast) for s in stats]
+
+
+# One row per run (`RunResult`), before the wide per-SL columns.
+_SUMMARY_COLUMNS: Tuple[_Column, ...] = (
+    _Column("endpoints", ("endpoints",)),
+    _Column("offered_load", ("offered_load",)),
+    _Column("accepted_load", ("accepted_load",)),
+    _Column("saturated", ("saturated",)),
+    _Column("drained", ("drained",)),
+    _Column("deadlock", ("deadlock",), "present"),
+    *_latency_columns("latency", _LATENCY_STATS),
+    *_latency_columns("network_latency", _LATENCY_STATS),
+    _Column("hops_mean", ("hops_mean",)),
+    _Column("flits_generated", ("flits", "generated")),
+    _Column("flits_delivered", ("flits", "delivered")),
+    _Column("flits_remaining", ("flits", "remaining")),
+    _Column("cycles_total", ("cycles", "total")),
+    _Column("wall_seconds", ("performance", "wall_seconds")),
+)
+
+# Per-SL statistics (`ClassResult`) repeated as wide columns `sl.<name>.<stat>` in a summary
+# row.
+_SL_WIDE_COLUMNS: Tuple[_Column, ...] = (
+    _Column("offered_load", ("offered_load",), "float"),
+    _Column("accepted_load", ("accepted_load",), "float"),
+    _Column("share", ("share",), "float"),
+    *_latency_columns("latency", ("mean", "p99")),
+)
+SL_WIDE_STATS = tuple(c.name for c in _SL_WIDE_COLUMNS)
+
+# One row per SL (`ClassResult`) in a sweep's per_sl table.
+_PER_SL_COLUMNS: Tuple[_Column, ...] = (
+    _Column("sl", ("sl",)),
+    _Column("name", ("name",)),
+    _Column("offered_load", ("offered_load",)),
+    _Column("accepted_load", ("accepted_load",)),
+    _Column("share", ("share",)),
+    *_latency_columns("latency", _LATENCY_STATS),
+    *_latency_columns("network_latency", ("mean", "p99")),
+)
+
+# One row per SL in `Result.per_sl`: every statistic, with the packet counts.
+_RESULT_PER_SL_COLUMNS: Tuple[_Column, ...] = (
+    *_PER_SL_COLUMNS[:5],
+    *_latency_columns("latency", (*_LATENCY_STATS, "count")),
+    *_latency_columns("network_latency", (*_LATENCY_STATS, "count")),
+)
+
+# One row per switch port (`PortResult`).
+_PORT_COLUMNS: Tuple[_Column, ...] = (
+    _Column("switch", ("switch",)),
+    _Column("port", ("port",)),
+    _Column("to_endpoint", ("to_endpoint",)),
+    _Column("utilisation", ("utilisation",), "float"),
+    _Column("flits", ("vl_flits",), "sum"),
+    _Column("vl_flits", ("vl_flits",)),
+)
+
+# One row per (SL, latency bin) (`HistogramBin`).
+_HISTOGRAM_COLUMNS: Tuple[_Column, ...] = (
+    _Column("sl", ("sl",)),
+    _Column("name", ("sl",), "sl_name"),
+    _Column("latency", ("latency",)),
+    _Column("count", ("count",)),
+)
+
+# The summary's lists and the columns of one of their elements: (field, columns).
+# Each of these tables reads every field of its element type.
+_LIST_TABLES: Tuple[Tuple[str, Tuple[_Column, ...]], ...] = (
+    ("per_sl", _RESULT_PER_SL_COLUMNS),
+    ("ports", _PORT_COLUMNS),
+    ("latency_histogram", _HISTOGRAM_COLUMNS),
+)
+
+# Fields of the summary that no table holds (a sweep's tables carry `seed`, `config_hash` and
+# `version` as prefix columns of its own). tests/python/test_results.py fails when the core's
+# result schema has a field that is neither in a table nor listed here.
+NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
+    ("version",),
+    ("seed",),
+    ("config_hash",),
+    ("topology",),
+    ("routing",),
+    ("cycles", "warmup"),
+    ("cycles", "measure"),
+    ("latency", "count"),
+    ("network_latency", "count"),
+    ("cdg",),
+    ("performance", "build_seconds"),
+    ("performance", "cycles_per_second"),
+    ("performance", "flit_hops"),
+    ("performance", "flit_hops_per_second"),
+)
+
+
+# ---------------------------------------------------------------------------------------
 # Tables of a single result
 
 
 def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
-    import pyarrow as pa
-
-    fields = [("sl", pa.int64()), ("name", pa.string())]
-    fields += [(k, pa.float64()) for k in ("offered_load", "accepted_load", "share")]
-    for block in ("latency", "network_latency"):
-        fields += [(f"{block}_{s}", pa.float64()) for s in _LATENCY_STATS]
-        fields.append((f"{block}_count", pa.int64()))
-    rows = []
-    for c in summary.get("per_sl") or ():
-        row = {
-            "sl": c.get("sl"),
-            "name": c.get("name"),
-            "offered_load": c.get("offered_load"),
-            "accepted_load": c.get("accepted_load"),
-            "share": c.get("share"),
-        }
-        for block in ("latency", "network_latency"):
-            row.update(_latency_cells(c.get(block), block, with_count=True))
-        rows.append(row)
-    return _from_rows(rows, pa.schema(fields))
+    classes = summary.get("per_sl") or ()
+    return _from_rows(
+        [_cells(c, _RESULT_PER_SL_COLUMNS) for c in classes],
+        _schema([], "ClassResult", _RESULT_PER_SL_COLUMNS),
+    )
 
 
 def _build_ports(summary: Mapping[str, Any]) -> "pa.Table":
-    import pyarrow as pa
-
-    schema = pa.schema(
-        [
-            ("switch", pa.string()),
-            ("port", pa.int64()),
-            ("to_endpoint", pa.bool_()),
-            ("utilisation", pa.float64()),
-            ("flits", pa.int64()),
-            ("vl_flits", pa.list_(pa.int64())),
-        ]
+    ports = summary.get("ports") or ()
+    return _from_rows(
+        [_cells(p, _PORT_COLUMNS) for p in ports], _schema([], "PortResult", _PORT_COLUMNS)
     )
-    rows = []
-    for p in summary.get("ports") or ():
-        vl_flits = list(p.get("vl_flits") or ())
-        rows.append(
-            {
-                "switch": p.get("switch"),
-                "port": p.get("port"),
-                "to_endpoint": p.get("to_endpoint"),
-                "utilisation": _float(p.get("utilisation")),
-                "flits": sum(vl_flits),
-                "vl_flits": vl_flits,
-            }
-        )
-    return _from_rows(rows, schema)
 
 
 def _build_histogram(summary: Mapping[str, Any]) -> "pa.Table":
@@ -197,50 +286,6 @@ def _build_histogram(summary: Mapping[str, Any]) -> "pa.Table":
 # ---------------------------------------------------------------------------------------
 # Flat rows shared with flitsim.sweep. `prefix` holds the columns a sweep puts first (the
 # varied keys, seed, config_hash, version); the schemas take those columns' fields.
-
-_SUMMARY_FIELDS: Tuple[Tuple[str, str], ...] = (
-    ("endpoints", "int64"),
-    ("offered_load", "float64"),
-    ("accepted_load", "float64"),
-    ("saturated", "bool"),
-    ("drained", "bool"),
-    ("deadlock", "bool"),
-    ("latency_mean", "float64"),
-    ("latency_p50", "float64"),
-    ("latency_p99", "float64"),
-    ("latency_max", "float64"),
-    ("network_latency_mean", "float64"),
-    ("network_latency_p50", "float64"),
-    ("network_latency_p99", "float64"),
-    ("network_latency_max", "float64"),
-    ("hops_mean", "float64"),
-    ("flits_generated", "int64"),
-    ("flits_delivered", "int64"),
-    ("flits_remaining", "int64"),
-    ("cycles_total", "int64"),
-    ("wall_seconds", "float64"),
-)
-
-_PER_SL_FIELDS: Tuple[Tuple[str, str], ...] = (
-    ("sl", "int64"),
-    ("name", "string"),
-    ("offered_load", "float64"),
-    ("accepted_load", "float64"),
-    ("share", "float64"),
-    ("latency_mean", "float64"),
-    ("latency_p50", "float64"),
-    ("latency_p99", "float64"),
-    ("latency_max", "float64"),
-    ("network_latency_mean", "float64"),
-    ("network_latency_p99", "float64"),
-)
-
-_HISTOGRAM_FIELDS: Tuple[Tuple[str, str], ...] = (
-    ("sl", "int64"),
-    ("name", "string"),
-    ("latency", "int64"),
-    ("count", "int64"),
-)
 
 
 def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
@@ -257,42 +302,12 @@ def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
 
 def summary_row(summary: Mapping[str, Any]) -> Dict[str, Any]:
     """The flat cells of one run's summary row (without the sweep's prefix columns)."""
-    lat = summary.get("latency") or {}
-    net = summary.get("network_latency") or {}
-    flits = summary.get("flits") or {}
-    perf = summary.get("performance") or {}
-    row: Dict[str, Any] = {
-        "endpoints": summary.get("endpoints"),
-        "offered_load": summary.get("offered_load"),
-        "accepted_load": summary.get("accepted_load"),
-        "saturated": summary.get("saturated"),
-        "drained": summary.get("drained"),
-        "deadlock": bool(summary.get("deadlock")),
-    }
-    row.update(_latency_cells(lat, "latency"))
-    row.update(_latency_cells(net, "network_latency"))
-    row.update(
-        {
-            "hops_mean": summary.get("hops_mean"),
-            "flits_generated": flits.get("generated"),
-            "flits_delivered": flits.get("delivered"),
-            "flits_remaining": flits.get("remaining"),
-            "cycles_total": (summary.get("cycles") or {}).get("total"),
-            "wall_seconds": perf.get("wall_seconds"),
-        }
-    )
+    row = _cells(summary, _SUMMARY_COLUMNS)
     names = sl_names(summary)
     for c in summary.get("per_sl") or ():
         name = names[int(c.get("sl", 0))]
-        cells = {
-            "offered_load": c.get("offered_load"),
-            "accepted_load": c.get("accepted_load"),
-            "share": c.get("share"),
-            "latency_mean": (c.get("latency") or {}).get("mean"),
-            "latency_p99": (c.get("latency") or {}).get("p99"),
-        }
-        for stat in SL_WIDE_STATS:
-            row[f"sl.{name}.{stat}"] = _float(cells[stat])
+        for stat, value in _cells(c, _SL_WIDE_COLUMNS).items():
+            row[f"sl.{name}.{stat}"] = value
     return row
 
 
@@ -300,90 +315,124 @@ def summary_schema(prefix: Sequence["pa.Field"], summary: Mapping[str, Any]) -> 
     """Schema of :func:`summary_row` for this summary, after the ``prefix`` fields."""
     import pyarrow as pa
 
-    fields = list(prefix) + _fields(_SUMMARY_FIELDS)
+    fields = list(_schema(prefix, "RunResult", _SUMMARY_COLUMNS))
+    wide = _schema([], "ClassResult", _SL_WIDE_COLUMNS)
     for _sl, name in sorted(sl_names(summary).items()):
-        fields += [pa.field(f"sl.{name}.{stat}", pa.float64()) for stat in SL_WIDE_STATS]
+        fields += [pa.field(f"sl.{name}.{f.name}", f.type) for f in wide]
     return pa.schema(fields)
 
 
 def per_sl_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """One flat row per SL (without the sweep's prefix columns)."""
-    rows = []
-    for c in summary.get("per_sl") or ():
-        lat = c.get("latency") or {}
-        net = c.get("network_latency") or {}
-        rows.append(
-            {
-                "sl": c.get("sl"),
-                "name": c.get("name"),
-                "offered_load": c.get("offered_load"),
-                "accepted_load": c.get("accepted_load"),
-                "share": c.get("share"),
-                "latency_mean": _float(lat.get("mean")),
-                "latency_p50": _float(lat.get("p50")),
-                "latency_p99": _float(lat.get("p99")),
-                "latency_max": _float(lat.get("max")),
-                "network_latency_mean": _float(net.get("mean")),
-                "network_latency_p99": _float(net.get("p99")),
-            }
-        )
-    return rows
+    return [_cells(c, _PER_SL_COLUMNS) for c in summary.get("per_sl") or ()]
 
 
 def per_sl_schema(prefix: Sequence["pa.Field"]) -> "pa.Schema":
-    import pyarrow as pa
-
-    return pa.schema(list(prefix) + _fields(_PER_SL_FIELDS))
+    return _schema(prefix, "ClassResult", _PER_SL_COLUMNS)
 
 
 def histogram_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """One flat row per (SL, latency bin), named by the SL's class name."""
     names = {int(c.get("sl", 0)): c.get("name") for c in summary.get("per_sl") or ()}
     return [
-        {
-            "sl": h.get("sl"),
-            "name": names.get(int(h.get("sl", 0))),
-            "latency": h.get("latency"),
-            "count": h.get("count"),
-        }
-        for h in summary.get("latency_histogram") or ()
+        _cells(h, _HISTOGRAM_COLUMNS, names) for h in summary.get("latency_histogram") or ()
     ]
 
 
 def histogram_schema(prefix: Sequence["pa.Field"]) -> "pa.Schema":
-    import pyarrow as pa
-
-    return pa.schema(list(prefix) + _fields(_HISTOGRAM_FIELDS))
+    return _schema(prefix, "HistogramBin", _HISTOGRAM_COLUMNS)
 
 
 # ---------------------------------------------------------------------------------------
-# Small helpers
+# Cells and Arrow types from the core's result schema
 
 
-def _latency_cells(
-    block: Optional[Mapping[str, Any]], prefix: str, with_count: bool = False
+def _cells(
+    obj: Mapping[str, Any],
+    columns: Sequence[_Column],
+    sl_name: Optional[Mapping[int, Any]] = None,
 ) -> Dict[str, Any]:
-    block = block or {}
-    cells = {f"{prefix}_{s}": _float(block.get(s)) for s in _LATENCY_STATS}
-    if with_count:
-        cells[f"{prefix}_count"] = block.get("count")
-    return cells
+    """The cells of ``columns`` read from ``obj`` (a missing field gives ``None``)."""
+    row: Dict[str, Any] = {}
+    for col in columns:
+        value: Any = obj
+        for key in col.path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if col.cast == "float":
+            value = _float(value)
+        elif col.cast == "present":
+            value = bool(value)
+        elif col.cast == "sum":
+            value = sum(value or ())
+        elif col.cast == "sl_name":
+            value = (sl_name or {}).get(int(value or 0))
+        row[col.name] = value
+    return row
+
+
+@functools.cache
+def result_schema() -> Dict[str, Any]:
+    """The JSON Schema of the engine's summary (``_core.result_schema_json()``), parsed once."""
+    from . import _core
+
+    return json.loads(_core.result_schema_json())
+
+
+def schema_node(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``node`` with a ``$ref`` (bare, in ``allOf`` or next to ``null`` in ``anyOf``) replaced
+    by the definition it names."""
+    for key in ("allOf", "anyOf"):
+        parts = [p for p in node.get(key, ()) if p.get("type") != "null"]
+        if len(parts) == 1:
+            node = parts[0]
+    ref = node.get("$ref")
+    if ref is not None:
+        node = schema["definitions"][ref.rsplit("/", 1)[-1]]
+    return node
+
+
+def _arrow_type(root: str, column: _Column) -> "pa.DataType":
+    """The Arrow type of ``column`` of a row read from a ``root`` (a result schema type)."""
+    import pyarrow as pa
+
+    schema = result_schema()
+    node = schema if root == "RunResult" else schema["definitions"][root]
+    for key in column.path:
+        props = schema_node(schema, node).get("properties") or {}
+        if key not in props:
+            raise KeyError(f"the core's {root} has no field {'.'.join(column.path)!r}")
+        node = props[key]
+    cast = {"float": pa.float64(), "present": pa.bool_(), "sum": pa.int64(),
+            "sl_name": pa.string()}
+    if column.cast:
+        return cast[column.cast]
+    return _json_type(schema_node(schema, node), column)
+
+
+def _json_type(node: Mapping[str, Any], column: _Column) -> "pa.DataType":
+    import pyarrow as pa
+
+    kind = node.get("type")
+    if isinstance(kind, list):  # ["number", "null"]: an optional scalar
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    scalars = {"integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_(),
+               "string": pa.string()}
+    if kind in scalars:
+        return scalars[kind]
+    if kind == "array":
+        return pa.list_(_json_type(node.get("items") or {}, column))
+    raise TypeError(f"column {column.name!r}: no Arrow type for the core's schema {node}")
+
+
+def _schema(prefix: Sequence["pa.Field"], root: str, columns: Sequence[_Column]) -> "pa.Schema":
+    import pyarrow as pa
+
+    return pa.schema(list(prefix) + [pa.field(c.name, _arrow_type(root, c)) for c in columns])
 
 
 def _float(value: Any) -> Optional[float]:
     return None if value is None else float(value)
-
-
-def _fields(spec: Sequence[Tuple[str, str]]) -> List["pa.Field"]:
-    import pyarrow as pa
-
-    types = {
-        "int64": pa.int64(),
-        "float64": pa.float64(),
-        "bool": pa.bool_(),
-        "string": pa.string(),
-    }
-    return [pa.field(name, types[kind]) for name, kind in spec]
 
 
 def _from_rows(rows: List[Dict[str, Any]], schema: "pa.Schema") -> "pa.Table":

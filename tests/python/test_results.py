@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import flitsim
-from flitsim import Result, to_toml
+from flitsim import Result, results, to_toml
 from helpers import TINY_CONFIG, check_summary, without_performance
 
 TWO_CLASSES = TINY_CONFIG.replace(
@@ -166,3 +166,60 @@ def test_to_toml_leaves_out_none_and_rejects_non_dicts():
         to_toml([1, 2])  # type: ignore[arg-type]
     with pytest.raises(flitsim.FlitsimError):
         to_toml({"x": float("inf")})
+
+
+# -- the tables against the core's result schema ---------------------------------------------
+
+
+def _schema_leaves(schema, node, path=()):
+    """Paths of the scalar fields under ``node`` of the core's result schema; a list of objects
+    contributes its element's fields under ``path + ("[]",)``, an untyped field (any JSON)
+    itself."""
+    node = results.schema_node(schema, node)
+    if "properties" in node:
+        for key, sub in node["properties"].items():
+            yield from _schema_leaves(schema, sub, (*path, key))
+    elif node.get("type") == "array" and "properties" in results.schema_node(
+        schema, node.get("items") or {}
+    ):
+        yield from _schema_leaves(schema, node["items"], (*path, "[]"))
+    else:
+        yield path
+
+
+def _tabled_paths():
+    """Every summary path a table or the not-tabled list accounts for."""
+    paths = [c.path for c in results._SUMMARY_COLUMNS] + list(results.NOT_TABLED)
+    for name, cols in results._LIST_TABLES:
+        paths += [(name, "[]", *c.path) for c in cols]
+    return paths
+
+
+def test_every_result_field_is_in_a_table_or_listed_as_not_tabled():
+    schema = results.result_schema()
+    known = _tabled_paths()
+    missing = [
+        ".".join(leaf)
+        for leaf in _schema_leaves(schema, schema)
+        if not any(leaf[: len(p)] == p for p in known)
+    ]
+    assert not missing, (
+        f"the core's result has fields flitsim.results does not know: {missing}; add them to "
+        "a table's columns or to results.NOT_TABLED"
+    )
+
+
+def test_every_column_names_a_field_of_the_core_result():
+    schema = results.result_schema()
+    leaves = set(_schema_leaves(schema, schema))
+    for path in _tabled_paths():
+        assert any(leaf[: len(path)] == path for leaf in leaves), path
+
+
+def test_column_types_come_from_the_core_schema(result: Result):
+    assert results.per_sl_schema([]).field("sl").type == pa.int64()
+    assert results.summary_schema([], result.summary).field("saturated").type == pa.bool_()
+    assert result.ports.schema.field("vl_flits").type == pa.list_(pa.int64())
+    bogus = results._Column("x", ("no_such_field",))
+    with pytest.raises(KeyError, match="no_such_field"):
+        results._arrow_type("RunResult", bogus)

@@ -136,7 +136,11 @@ pub fn topo_info_json(spec_or_path: &str) -> Result<String, ReportError> {
     Ok(serde_json::to_string(&topo_info(&t)).expect("serialises"))
 }
 
-/// The topology in format `to`: `"json"` (flitsim's) or `"ibnetdiscover"`.
+/// The formats [`topo_convert`] writes.
+pub const TOPOLOGY_FORMATS: &[&str] = &["json", "ibnetdiscover"];
+
+/// The topology in format `to`: `"json"` (flitsim's) or `"ibnetdiscover"` (see
+/// [`TOPOLOGY_FORMATS`]).
 pub fn topo_convert(spec_or_path: &str, to: &str) -> Result<String, ReportError> {
     let t = load_topology(spec_or_path)?;
     match to {
@@ -632,6 +636,14 @@ mod tests {
         let m = load_topology("torus:3y3").unwrap_err().to_string();
         assert!(m.contains("generator spec"), "{m}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn every_listed_topology_format_converts() {
+        for to in TOPOLOGY_FORMATS {
+            assert!(topo_convert("torus:2x2", to).is_ok(), "{to}");
+        }
+        assert!(topo_convert("torus:2x2", "dot").is_err());
     }
 
     #[test]

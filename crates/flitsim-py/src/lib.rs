@@ -53,6 +53,42 @@ fn schema_json() -> String {
     flitsim_sim::ExperimentConfig::json_schema()
 }
 
+/// The JSON Schema of the summary `run_json` returns (the serialised `RunResult`).
+#[pyfunction]
+fn result_schema_json() -> String {
+    flitsim_sim::RunResult::json_schema()
+}
+
+/// Routing engine names, as `routing.engine` and `route_json` accept them (aliases included).
+#[pyfunction]
+fn engine_names() -> Vec<&'static str> {
+    flitsim_manager::routing::ENGINE_NAMES.to_vec()
+}
+
+/// Engine names that select another engine: alias → engine.
+#[pyfunction]
+fn engine_aliases() -> std::collections::BTreeMap<&'static str, &'static str> {
+    flitsim_manager::routing::ENGINE_ALIASES
+        .iter()
+        .copied()
+        .collect()
+}
+
+/// dfsssp's cycle-breaking heuristics (`heuristic` of `route_json`'s options), default first.
+#[pyfunction]
+fn cycle_heuristics() -> Vec<&'static str> {
+    flitsim_manager::routing::CycleHeuristic::ALL
+        .iter()
+        .map(|h| h.name())
+        .collect()
+}
+
+/// The formats `topo_convert` writes.
+#[pyfunction]
+fn topology_formats() -> Vec<&'static str> {
+    report::TOPOLOGY_FORMATS.to_vec()
+}
+
 fn err(e: impl std::fmt::Display) -> PyErr {
     FlitsimError::new_err(e.to_string())
 }
@@ -145,7 +181,6 @@ fn ebb_json(
     .map_err(err)
 }
 
-/// The version of the compiled flitsim core.
 /// Builds a DTable arbitration table (Cano-Cano et al. 2022, §3.3.2–3.3.3) and returns it as
 /// JSON. `sls` holds `(name, max_distance, mtu, share)` per SL; MTUs and GMTU in units.
 #[pyfunction]
@@ -195,6 +230,7 @@ fn link_loads_json(
     .map_err(err)
 }
 
+/// The version of the compiled flitsim core.
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -206,6 +242,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_names, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_aliases, m)?)?;
+    m.add_function(wrap_pyfunction!(cycle_heuristics, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_formats, m)?)?;
     m.add_function(wrap_pyfunction!(dtable_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_loads_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -94,6 +94,10 @@ pub const ENGINE_NAMES: &[&str] = &[
     "dfsssp",
 ];
 
+/// Names in [`ENGINE_NAMES`] that select another engine, as `(alias, engine)`; help texts
+/// leave them out.
+pub const ENGINE_ALIASES: &[(&str, &str)] = &[("updown-dmodk", "dmodk")];
+
 /// Parameters of the engines that have any; each engine reads only its own fields and
 /// [`Default`] gives every engine's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,7 +338,24 @@ mod tests {
         assert_eq!(engine_by_name("minhop").unwrap().name(), "minhop");
         for name in ENGINE_NAMES {
             let e = engine_by_name(name).unwrap();
-            assert!(*name == "updown-dmodk" || e.name() == *name, "{name}");
+            let alias_of = ENGINE_ALIASES
+                .iter()
+                .find(|(a, _)| a == name)
+                .map(|(_, e)| *e);
+            assert_eq!(e.name(), alias_of.unwrap_or(name), "{name}");
+        }
+        for (alias, engine) in ENGINE_ALIASES {
+            assert!(ENGINE_NAMES.contains(alias) && ENGINE_NAMES.contains(engine));
+        }
+    }
+
+    #[test]
+    fn every_cycle_heuristic_parses_by_its_name() {
+        assert_eq!(CycleHeuristic::ALL[0], CycleHeuristic::default());
+        for h in CycleHeuristic::ALL {
+            let parsed: CycleHeuristic =
+                serde_json::from_str(&format!("\"{}\"", h.name())).unwrap();
+            assert_eq!(parsed, h);
         }
     }
 

@@ -21,6 +21,13 @@ pub enum CycleHeuristic {
 }
 
 impl CycleHeuristic {
+    /// Every heuristic, the default first (for help texts and choices).
+    pub const ALL: [CycleHeuristic; 3] = [
+        CycleHeuristic::Weakest,
+        CycleHeuristic::Strongest,
+        CycleHeuristic::First,
+    ];
+
     /// Lower-case name, as in option strings.
     pub fn name(self) -> &'static str {
         match self {
