@@ -34,6 +34,7 @@ fn suggestion(message: &str) -> Option<String> {
     (best.0 <= given.len().max(3) / 2 + 1).then(|| best.1.to_string())
 }
 
+/// Levenshtein distance between two names, for the "did you mean" hints.
 pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
