@@ -1,9 +1,11 @@
 //! Putting an experiment together: from its configuration to a topology, the fabric's tables
 //! (a routing engine, SC tables, or OpenSM dumps loaded from a directory) and a built
 //! [`Network`], and running it.
+use crate::config::{ExperimentConfig, TopologyConfig};
+use crate::ExperimentError;
 use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
-use flitsim_sim::config::{self, TopologyConfig};
-use flitsim_sim::{ExperimentConfig, Network, RunResult, SimError};
+use flitsim_sim::config::ScQosConfig;
+use flitsim_sim::{Network, RunResult};
 use flitsim_topology::{generators, Shape, Topology};
 use std::path::Path;
 
@@ -11,7 +13,7 @@ use std::path::Path;
 pub fn build_topology(
     cfg: &ExperimentConfig,
     base_dir: Option<&Path>,
-) -> Result<Topology, SimError> {
+) -> Result<Topology, ExperimentError> {
     Ok(match &cfg.topology {
         TopologyConfig::Torus {
             sides,
@@ -63,7 +65,7 @@ pub fn build_topology(
 pub fn build_fabric(
     cfg: &ExperimentConfig,
     topo: &Topology,
-) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
+) -> Result<(FabricConfig, Option<CdgReport>), ExperimentError> {
     build_fabric_at(cfg, topo, None)
 }
 
@@ -74,7 +76,7 @@ fn load_tables(
     cfg: &ExperimentConfig,
     topo: &Topology,
     base_dir: Option<&Path>,
-) -> Result<FabricConfig, SimError> {
+) -> Result<FabricConfig, ExperimentError> {
     let p = Path::new(dir);
     let full = match base_dir {
         Some(b) if p.is_relative() => b.join(p),
@@ -82,7 +84,7 @@ fn load_tables(
     };
     let mut fabric = flitsim_manager::opensm::read_dir(topo, &full)?;
     if fabric.num_vls > cfg.routing.vls {
-        return Err(SimError::Build(format!(
+        return Err(ExperimentError::Assembly(format!(
             "routing.vls = {}: the tables in {} use {} VLs",
             cfg.routing.vls,
             full.display(),
@@ -100,10 +102,10 @@ pub fn build_fabric_at(
     cfg: &ExperimentConfig,
     topo: &Topology,
     base_dir: Option<&Path>,
-) -> Result<(FabricConfig, Option<CdgReport>), SimError> {
+) -> Result<(FabricConfig, Option<CdgReport>), ExperimentError> {
     let (fabric, engine) = match &cfg.routing.tables {
         Some(_) if cfg.qos.sc.is_some() => {
-            return Err(SimError::Build(
+            return Err(ExperimentError::Assembly(
                 "qos.sc: SC tables cannot be applied to loaded routing.tables (they carry their own SL→VL tables)".into(),
             ))
         }
@@ -142,7 +144,7 @@ pub fn build_fabric_at(
             })
             .collect::<Vec<_>>()
             .join(" -> ");
-        return Err(SimError::Build(format!(
+        return Err(ExperimentError::Assembly(format!(
                 "routing.require_deadlock_free: the {engine} tables have a channel dependency cycle: {cycle}"
             )));
     }
@@ -154,16 +156,16 @@ fn sc_fabric(
     cfg: &ExperimentConfig,
     topo: &Topology,
     engine: &str,
-    sc: &config::ScQosConfig,
-) -> Result<FabricConfig, SimError> {
+    sc: &ScQosConfig,
+) -> Result<FabricConfig, ExperimentError> {
     let tables = flitsim_manager::qos::ScTables {
         sl2sc: sc.sl2sc.clone(),
         sc2vl: sc.sc2vl.clone(),
     };
     let names: Vec<String> = cfg.traffic.classes.iter().map(|c| c.name.clone()).collect();
-    let bad = |e: flitsim_manager::RoutingError| SimError::Build(e.to_string());
+    let bad = |e: flitsim_manager::RoutingError| ExperimentError::Assembly(e.to_string());
     if tables.sl2sc.len() != names.len() {
-        return Err(SimError::Build(format!(
+        return Err(ExperimentError::Assembly(format!(
             "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL)",
             tables.sl2sc.len(),
             names.len()
@@ -196,10 +198,10 @@ fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
 pub fn run_experiment(
     cfg: &ExperimentConfig,
     base_dir: Option<&Path>,
-) -> Result<RunResult, SimError> {
+) -> Result<RunResult, ExperimentError> {
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
-    let mut net = Network::build(cfg, &topo, fabric)?;
+    let mut net = Network::build(&cfg.params(), &topo, fabric)?;
     let mut result = net.run();
     result.cdg = cdg;
     Ok(result)
@@ -212,7 +214,7 @@ pub fn run_experiment_str(
     origin: &str,
     sets: &[String],
     seed: Option<u64>,
-) -> Result<RunResult, SimError> {
+) -> Result<RunResult, ExperimentError> {
     let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
     let base = Path::new(origin).parent().filter(|p| p.exists());
     run_experiment(&cfg, base)
@@ -225,7 +227,7 @@ pub fn resolve_experiment_json(
     origin: &str,
     sets: &[String],
     seed: Option<u64>,
-) -> Result<String, SimError> {
+) -> Result<String, ExperimentError> {
     let cfg = ExperimentConfig::parse(text, origin, sets, seed)?;
     Ok(
         serde_json::json!({ "config_hash": cfg.hash(), "seed": cfg.seed, "config": cfg })
@@ -241,7 +243,7 @@ pub fn run_experiment_json(
     origin: &str,
     sets: &[String],
     seed: Option<u64>,
-) -> Result<String, SimError> {
+) -> Result<String, ExperimentError> {
     let r = run_experiment_str(text, origin, sets, seed)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }

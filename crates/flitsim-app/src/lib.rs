@@ -6,10 +6,11 @@
 //! ```text
 //! experiment.toml ─► ExperimentConfig ─► experiment::build_topology ─► Topology
 //!                                        experiment::build_fabric   ─► FabricConfig (+ CDG verdict)
-//!                                        Network::build ─► run ─► RunResult (JSON)
+//!                  ExperimentConfig::params ─► SimParams ─► Network::build ─► run ─► RunResult (JSON)
 //! topology spec or file ─► report::{topo_info_json, route_json, ebb_json, …} ─► JSON
 //! ```
 //!
+//! * [`config`] reads experiment files (TOML, `--set` overrides, JSON Schema);
 //! * [`experiment`] assembles and runs an experiment (`flitsim run`, `flitsim.run`, sweeps);
 //! * [`report`] computes what `flitsim topo`, `flitsim route` and `flitsim ebb` print.
 //!
@@ -32,9 +33,13 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod config;
+mod error;
 pub mod experiment;
 pub mod report;
 
+pub use config::ExperimentConfig;
+pub use error::ExperimentError;
 pub use experiment::{
     build_fabric, build_fabric_at, build_topology, resolve_experiment_json, run_experiment,
     run_experiment_json, run_experiment_str,

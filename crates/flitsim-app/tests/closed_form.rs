@@ -3,31 +3,12 @@
 //! engine's model documents (see `flitsim_sim::engine`). The tables are built by hand here, so
 //! the check does not depend on any routing engine.
 mod common;
-use common::line;
-use flitsim_sim::{ExperimentConfig, Network};
+use common::{lone_packet_config, over_line};
+use flitsim_app::ExperimentConfig;
 
 fn config(r: u32, p: u32, switching: &str, obuf: u32) -> ExperimentConfig {
-    let text = format!(
-        r#"
-[topology]
-kind = "mesh"
-sides = [2]
-[switch]
-routing_delay = {r}
-vl_buffer_flits = 32
-switching = "{switching}"
-output_buffer_flits = {obuf}
-[traffic]
-load = 0.0
-[[traffic.class]]
-name = "BE"
-message_flits = {p}
-[run]
-warmup = 0
-measure = 10
-"#
-    );
-    ExperimentConfig::parse(&text, "closed_form", &[], None).unwrap()
+    let switch = format!("output_buffer_flits = {obuf}");
+    lone_packet_config(r, p, switching, &switch, "closed_form")
 }
 
 fn lone_packet_latency(
@@ -38,18 +19,12 @@ fn lone_packet_latency(
     switching: &str,
     obuf: u32,
 ) -> (u64, u64, u16) {
-    let (topo, fabric) = line(k, l);
-    let cfg = config(r, p, switching, obuf);
-    let mut net = Network::build(&cfg, &topo, fabric).unwrap();
-    net.enable_trace();
     // From endpoint 0 (switch 0) to the second endpoint of switch k−1.
-    let dst = (k - 1) * 2 + 1;
-    net.inject_message(3, 0, dst, 0, p).unwrap();
-    let res = net.run();
-    assert_eq!(net.deliveries().len(), 1);
+    let (res, deliveries) = over_line(&config(r, p, switching, obuf), k, l, &[(3, p)]);
+    assert_eq!(deliveries.len(), 1);
     assert_eq!(res.flits.delivered, p as u64);
     assert_eq!(res.flits.remaining, 0);
-    let d = net.deliveries()[0];
+    let d = deliveries[0];
     (d.delivered - d.generated, d.delivered - d.injected, d.hops)
 }
 
@@ -82,14 +57,8 @@ fn lone_packet_latency_matches_the_closed_form() {
 fn back_to_back_packets_pipeline_at_link_rate() {
     // Two 8-flit messages generated together over 3 switches: the second one's tail arrives
     // exactly 8 cycles after the first one's (the NIC link is the bottleneck).
-    let (topo, fabric) = line(3, 1);
     let cfg = config(1, 8, "vct", 0);
-    let mut net = Network::build(&cfg, &topo, fabric).unwrap();
-    net.enable_trace();
-    net.inject_message(0, 0, 5, 0, 8).unwrap();
-    net.inject_message(0, 0, 5, 0, 8).unwrap();
-    net.run();
-    let d = net.deliveries();
+    let (_, d) = over_line(&cfg, 3, 1, &[(0, 8), (0, 8)]);
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].delivered, (4 + 3 + 8 - 1) as u64);
     assert_eq!(d[1].delivered, d[0].delivered + 8);

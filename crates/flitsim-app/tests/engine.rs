@@ -1,7 +1,9 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
-use flitsim_app::{build_fabric, build_topology, run_experiment_str};
-use flitsim_sim::{ExperimentConfig, Network, RunResult};
+mod common;
+use common::{assemble, network, parse, run_err};
+use flitsim_app::{build_topology, run_experiment_str};
+use flitsim_sim::{Network, RunResult};
 use proptest::prelude::*;
 
 const TORUS: &str = r#"
@@ -24,8 +26,7 @@ measure = 4000
 "#;
 
 fn run(text: &str, sets: &[&str]) -> RunResult {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    run_experiment_str(text, "test", &sets, None).unwrap()
+    common::run(text, "test", sets)
 }
 
 fn without_performance(r: &RunResult) -> String {
@@ -178,18 +179,15 @@ fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
     .cdg
     .unwrap();
     assert!(!cdg.deadlock_free && cdg.cycle.as_ref().is_some_and(|c| c.len() >= 2));
-    let e = run_experiment_str(
+    let e = run_err(
         TORUS,
         "t",
         &[
-            "routing.engine=\"minhop\"".into(),
-            "routing.vls=1".into(),
-            "routing.require_deadlock_free=true".into(),
+            "routing.engine=\"minhop\"",
+            "routing.vls=1",
+            "routing.require_deadlock_free=true",
         ],
-        None,
-    )
-    .unwrap_err()
-    .to_string();
+    );
     assert!(
         e.contains("require_deadlock_free") && e.contains("->"),
         "{e}"
@@ -217,15 +215,9 @@ fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
 #[test]
 fn packets_of_a_flow_arrive_in_order() {
     for switching in ["vct", "wormhole"] {
-        let sets = vec![
-            format!("switch.switching=\"{switching}\""),
-            "traffic.load=0.6".into(),
-            "run.measure=3000".into(),
-        ];
-        let cfg = ExperimentConfig::parse(TORUS, "t", &sets, None).unwrap();
-        let topo = build_topology(&cfg, None).unwrap();
-        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
-        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        let switching_set = format!("switch.switching=\"{switching}\"");
+        let sets = [&switching_set, "traffic.load=0.6", "run.measure=3000"];
+        let (mut net, _) = network(&parse(TORUS, "t", &sets));
         net.enable_trace();
         net.run();
         let mut last = std::collections::HashMap::new();
@@ -244,12 +236,7 @@ fn packets_of_a_flow_arrive_in_order() {
 
 #[test]
 fn configuration_errors_name_the_key() {
-    let err = |text: &str, sets: &[&str]| {
-        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        run_experiment_str(text, "exp.toml", &sets, None)
-            .unwrap_err()
-            .to_string()
-    };
+    let err = |text: &str, sets: &[&str]| run_err(text, "exp.toml", sets);
     let e = err(
         &TORUS.replace("vl_buffer_flits = 16", "vl_bufer_flits = 16"),
         &[],
@@ -315,10 +302,7 @@ proptest! {
              [run]\nwarmup = 300\nmeasure = 1500\ndrain_max = 3000\n",
             if wormhole { "wormhole" } else { "vct" }
         );
-        let cfg = ExperimentConfig::parse(&text, "prop", &[], None).unwrap();
-        let topo = build_topology(&cfg, None).unwrap();
-        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
-        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        let (mut net, _) = network(&parse(&text, "prop", &[]));
         net.enable_trace();
         let r = net.run();
         prop_assert!(r.deadlock.is_none());
@@ -335,8 +319,7 @@ proptest! {
 fn a_topology_file_runs_exactly_like_its_generator() {
     let dir = std::env::temp_dir().join(format!("flitsim-topo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let cfg = ExperimentConfig::parse(TORUS, "t", &[], None).unwrap();
-    build_topology(&cfg, None)
+    build_topology(&parse(TORUS, "t", &[]), None)
         .unwrap()
         .write_json(&dir.join("fabric.json"))
         .unwrap();
@@ -454,14 +437,16 @@ fn visiting_order_within_a_cycle_does_not_change_results() {
         ),
     ];
     for (text, sets) in cases {
-        let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        sets.push("run.check_invariants=16".into());
-        let cfg = ExperimentConfig::parse(text, "test", &sets, None).unwrap();
-        let topo = build_topology(&cfg, None).unwrap();
-        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
-        let reference = Network::build(&cfg, &topo, fabric.clone()).unwrap().run();
+        let mut sets = sets;
+        sets.push("run.check_invariants=16");
+        let cfg = parse(text, "test", &sets);
+        let (topo, fabric) = assemble(&cfg);
+        let params = cfg.params();
+        let reference = Network::build(&params, &topo, fabric.clone())
+            .unwrap()
+            .run();
         for seed in [1, 2] {
-            let mut net = Network::build(&cfg, &topo, fabric.clone()).unwrap();
+            let mut net = Network::build(&params, &topo, fabric.clone()).unwrap();
             net.shuffle_visit_order(seed);
             let r = net.run();
             assert_eq!(

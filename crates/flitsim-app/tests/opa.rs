@@ -10,38 +10,16 @@
 //! - a torus under overload with Table 7's SCs neither deadlocks nor loses flits;
 //! - bad configurations are refused with the key named.
 mod common;
-use common::line;
-use flitsim_app::{build_fabric, build_topology, run_experiment_str};
-use flitsim_sim::{ExperimentConfig, Network};
+use common::{hotspot_tree, lone_packet_config, network, over_line, parse, run, run_err};
+use flitsim_app::ExperimentConfig;
 use std::collections::BTreeMap;
 
 fn lone_config(r: u32, p: u32, switching: &str, ppm: u32) -> ExperimentConfig {
-    let text = format!(
-        r#"
-[topology]
-kind = "mesh"
-sides = [2]
-[switch]
-organisation = "opa"
-routing_delay = {r}
-vl_buffer_flits = 32
-output_buffer_flits = 32
-switching = "{switching}"
-[switch.opa]
-ports_per_mport = {ppm}
-mport_links = 1
-central_buffer_flits = 64
-[traffic]
-load = 0.0
-[[traffic.class]]
-name = "BE"
-message_flits = {p}
-[run]
-warmup = 0
-measure = 10
-"#
+    let switch = format!(
+        "organisation = \"opa\"\noutput_buffer_flits = 32\n\
+         [switch.opa]\nports_per_mport = {ppm}\nmport_links = 1\ncentral_buffer_flits = 64"
     );
-    ExperimentConfig::parse(&text, "opa", &[], None).unwrap()
+    lone_packet_config(r, p, switching, &switch, "opa")
 }
 
 #[test]
@@ -52,15 +30,10 @@ fn lone_packet_latency_adds_two_crossbars_per_mport_crossing() {
                 for l in [1u32, 3] {
                     for r in [0u32, 1, 2] {
                         for p in [1u32, 5, 16] {
-                            let (topo, fabric) = line(k, l);
                             let cfg = lone_config(r, p, switching, ppm);
-                            let mut net = Network::build(&cfg, &topo, fabric).unwrap();
-                            net.enable_trace();
-                            let dst = (k - 1) * 2 + 1;
-                            net.inject_message(3, 0, dst, 0, p).unwrap();
-                            let res = net.run();
+                            let (res, deliveries) = over_line(&cfg, k, l, &[(3, p)]);
                             assert_eq!(res.flits.remaining, 0);
-                            let d = net.deliveries()[0];
+                            let d = deliveries[0];
                             // With MPorts of 2, the first switch (endpoint port 2 → port 0) and
                             // the last (port 1 → endpoint port 3) cross MPorts when k ≥ 2; the
                             // middle ones (1 → 0) do not. With MPorts of 4 nothing crosses.
@@ -149,22 +122,19 @@ fn external_port_flits(r: &flitsim_sim::RunResult) -> BTreeMap<(String, u32), u6
 fn scripted_traffic_crosses_the_same_external_links_as_in_a_crossbar() {
     let mut results = Vec::new();
     for org in ["crossbar", "opa"] {
-        let cfg = ExperimentConfig::parse(
+        let organisation = format!("switch.organisation=\"{org}\"");
+        let cfg = parse(
             TORUS,
             "torus",
             &[
-                format!("switch.organisation=\"{org}\""),
-                "traffic.load=0.0".into(),
-                "run.warmup=0".into(),
-                "run.measure=4000".into(),
-                "run.drain_max=20000".into(),
+                &organisation,
+                "traffic.load=0.0",
+                "run.warmup=0",
+                "run.measure=4000",
+                "run.drain_max=20000",
             ],
-            None,
-        )
-        .unwrap();
-        let topo = build_topology(&cfg, None).unwrap();
-        let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
-        let mut net = Network::build(&cfg, &topo, fabric).unwrap();
+        );
+        let (mut net, topo) = network(&cfg);
         let n = topo.num_endpoints() as u32;
         let mut x: u64 = 12345;
         for i in 0..600u64 {
@@ -199,17 +169,16 @@ fn scripted_traffic_crosses_the_same_external_links_as_in_a_crossbar() {
 #[test]
 fn overloaded_torus_with_table7_scs_neither_deadlocks_nor_loses_flits() {
     for sched in ["rr", "sbt", "dtable"] {
-        let r = run_experiment_str(
+        let scheduler = format!("qos.scheduler=\"{sched}\"");
+        let r = run(
             TORUS,
             "torus",
             &[
-                "switch.organisation=\"opa\"".into(),
-                format!("qos.scheduler=\"{sched}\""),
-                "routing.verify=true".into(),
+                "switch.organisation=\"opa\"",
+                &scheduler,
+                "routing.verify=true",
             ],
-            None,
-        )
-        .unwrap();
+        );
         assert!(r.deadlock.is_none(), "{sched}");
         assert!(r.cdg.as_ref().unwrap().deadlock_free, "{sched}");
         assert_eq!(
@@ -223,76 +192,34 @@ fn overloaded_torus_with_table7_scs_neither_deadlocks_nor_loses_flits() {
     }
 }
 
-const HOTSPOT: &str = r#"
-seed = 3
-[topology]
-kind = "kary_ntree"
-k = 4
-n = 2
-[routing]
-vls = 2
-[switch]
-organisation = "opa"
-vl_buffer_flits = 64
-output_buffer_flits = 128
-[switch.opa]
-ports_per_mport = 2
-mport_links = 1
-central_buffer_flits = 256
-[traffic]
-load = 1.0
-pattern = "hotspot"
-hotspot = { endpoints = 1, fraction = 1.0 }
-[[traffic.class]]
-name = "A"
-message_flits = 2
-[[traffic.class]]
-name = "B"
-message_flits = 16
-[qos]
-scheduler = "dtable"
-[qos.dtable]
-entries = 16
-gmtu = 16
-w = 8
-k = 2
-max_distance = [2, 4]
-shares = [0.25, 0.75]
-[run]
-warmup = 3000
-measure = 15000
-drain_max = 0
-per_port_stats = false
-"#;
+/// The hot-spot tree of the QoS tests over hierarchical switches with MPorts of 2 ports.
+fn hotspot() -> String {
+    hotspot_tree(
+        "organisation = \"opa\"\n[switch.opa]\nports_per_mport = 2\nmport_links = 1\n\
+         central_buffer_flits = 256",
+        "",
+    )
+}
 
 #[test]
 fn dtable_shares_hold_through_the_hierarchical_switch() {
     // Every endpoint sends to one hot endpoint: the MPort and central crossbars (3 and 4
     // flits/cycle) fill the hot port's output buffer and its DTable decides the split.
     for shares in [[0.25, 0.75], [0.6, 0.4]] {
-        let r = run_experiment_str(
-            HOTSPOT,
-            "hotspot",
-            &[format!("qos.dtable.shares=[{},{}]", shares[0], shares[1])],
-            None,
-        )
-        .unwrap();
+        let shares_set = format!("qos.dtable.shares=[{},{}]", shares[0], shares[1]);
+        let r = run(&hotspot(), "hotspot", &[&shares_set]);
         assert!(r.saturated);
         let a = r.per_sl[0].share;
         assert!((a - shares[0]).abs() <= 0.02, "share of A {a:.4}");
     }
     // Round robin alternates packets: flits split 2 : 16.
-    let r = run_experiment_str(HOTSPOT, "hotspot", &["qos.scheduler=\"rr\"".into()], None).unwrap();
+    let r = run(&hotspot(), "hotspot", &["qos.scheduler=\"rr\""]);
     let a = r.per_sl[0].share;
     assert!((a - 2.0 / 18.0).abs() <= 0.02, "RR share of A {a:.4}");
 }
 
 fn build_error(sets: &[&str]) -> String {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    match run_experiment_str(TORUS, "torus", &sets, None) {
-        Ok(_) => panic!("{sets:?} should fail"),
-        Err(e) => e.to_string(),
-    }
+    run_err(TORUS, "torus", sets)
 }
 
 #[test]
@@ -335,13 +262,6 @@ fn opa_without_output_buffers_is_refused() {
         "shared_output_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }\n",
         "",
     );
-    let e = run_experiment_str(
-        &text,
-        "torus",
-        &["switch.organisation=\"opa\"".into()],
-        None,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = run_err(&text, "torus", &["switch.organisation=\"opa\""]);
     assert!(e.contains("needs output buffers"), "{e}");
 }

@@ -8,52 +8,18 @@
 //! - DTable (table built by the DTable methodology for shares 25 % / 75 %) delivers 25/75;
 //! - RR (an SBT table with equal weights) serves packets alternately, so flits split 2:16;
 //! - SBT weights count packets, so weights 25/75 give flits 25·2 : 75·16 — far from 25/75.
-use flitsim_app::run_experiment_str;
+mod common;
+use common::{hotspot_tree, run_err};
 use flitsim_sim::RunResult;
 
-const QOS: &str = r#"
-seed = 3
-[topology]
-kind = "kary_ntree"
-k = 4
-n = 2
-[routing]
-vls = 2
-[switch]
-vl_buffer_flits = 64
-output_buffer_flits = 128
-speedup = 2
-[traffic]
-load = 1.0
-pattern = "hotspot"
-hotspot = { endpoints = 1, fraction = 1.0 }
-[[traffic.class]]
-name = "A"
-message_flits = 2
-[[traffic.class]]
-name = "B"
-message_flits = 16
-[qos]
-scheduler = "dtable"
-[qos.dtable]
-entries = 16
-gmtu = 16
-w = 8
-k = 2
-max_distance = [2, 4]
-shares = [0.25, 0.75]
-[qos.sbt]
-weights = [25, 75]
-[run]
-warmup = 3000
-measure = 15000
-drain_max = 0
-per_port_stats = false
-"#;
+/// The hot-spot tree on combined input/output-queued crossbars with speedup 2, with SBT
+/// weights 25/75 for `qos.scheduler = "sbt"`.
+fn qos() -> String {
+    hotspot_tree("speedup = 2", "[qos.sbt]\nweights = [25, 75]")
+}
 
 fn run(sets: &[&str]) -> RunResult {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    run_experiment_str(QOS, "qos", &sets, None).unwrap()
+    common::run(&qos(), "qos", sets)
 }
 
 fn share_a(r: &RunResult) -> f64 {
@@ -106,12 +72,7 @@ fn vl_arbitration_serves_the_high_priority_table_first() {
 
 #[test]
 fn qos_configuration_errors_name_the_key() {
-    let err = |sets: &[&str]| {
-        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        run_experiment_str(QOS, "qos.toml", &sets, None)
-            .unwrap_err()
-            .to_string()
-    };
+    let err = |sets: &[&str]| run_err(&qos(), "qos.toml", sets);
     let e = err(&["qos.dtable.max_distance=[2]"]);
     assert!(e.contains("qos.dtable.max_distance"), "{e}");
     let e = err(&["qos.dtable.shares=[0.001,0.999]"]);

@@ -1,8 +1,9 @@
 //! `routing.tables`: a routing written as OpenSM dumps and loaded back runs exactly like the
 //! engine that computed it.
-use flitsim_app::{build_fabric, build_topology, run_experiment_str};
+mod common;
+use common::{assemble, parse, run, run_err};
 use flitsim_manager::opensm;
-use flitsim_sim::{ExperimentConfig, RunResult};
+use flitsim_sim::RunResult;
 
 const TORUS: &str = r#"
 seed = 11
@@ -44,31 +45,25 @@ fn comparable(r: &RunResult) -> serde_json::Value {
 
 #[test]
 fn dumped_tables_run_like_the_engine() {
-    let cfg = ExperimentConfig::parse(TORUS, "test", &[], None).unwrap();
-    let topo = build_topology(&cfg, None).unwrap();
-    let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
+    let (topo, fabric) = assemble(&parse(TORUS, "test", &[]));
     assert!(fabric.routing_sls > 1, "dfsssp should use several path SLs");
     let dir = std::env::temp_dir().join(format!("flitsim-sim-tables-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     opensm::write_dir(&topo, &fabric, &dir).unwrap();
 
-    let with_engine = run_experiment_str(TORUS, "test", &[], None).unwrap();
+    let with_engine = run(TORUS, "test", &[]);
     let set = format!("routing.tables={:?}", dir.display().to_string());
-    let with_tables = run_experiment_str(TORUS, "test", std::slice::from_ref(&set), None).unwrap();
+    let with_tables = run(TORUS, "test", &[&set]);
     assert_eq!(with_tables.routing, "file");
     assert!(with_engine.flits.delivered > 0);
     assert_eq!(comparable(&with_engine), comparable(&with_tables));
 
     // Too few VLs for the tables, and a directory without dumps, are named.
-    let e = run_experiment_str(TORUS, "test", &[set, "routing.vls=1".into()], None)
-        .unwrap_err()
-        .to_string();
+    let e = run_err(TORUS, "test", &[&set, "routing.vls=1"]);
     assert!(e.contains("routing.vls = 1") && e.contains("VLs"), "{e}");
     std::fs::remove_file(dir.join(opensm::LFTS_FILE)).unwrap();
     let set = format!("routing.tables={:?}", dir.display().to_string());
-    let e = run_experiment_str(TORUS, "test", &[set], None)
-        .unwrap_err()
-        .to_string();
+    let e = run_err(TORUS, "test", &[&set]);
     assert!(e.contains("opensm-lfts.dump"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

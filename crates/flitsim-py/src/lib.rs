@@ -50,7 +50,7 @@ fn resolve_json(
 /// The JSON Schema of experiment files.
 #[pyfunction]
 fn schema_json() -> String {
-    flitsim_sim::ExperimentConfig::json_schema()
+    flitsim_app::ExperimentConfig::json_schema()
 }
 
 /// The JSON Schema of the summary `run_json` returns (the serialised `RunResult`).

@@ -7,9 +7,9 @@
 //! the application layer (`flitsim-app`).
 //!
 //! ```text
-//! ExperimentConfig ─┐
-//! Topology ─────────┼─► Network::build ─► Network::run ─► RunResult
-//! FabricConfig ─────┘
+//! SimParams ────┐
+//! Topology ─────┼─► Network::build ─► Network::run ─► RunResult
+//! FabricConfig ─┘
 //! ```
 //!
 //! Glossary: a *message* is what an application sends; a *packet* (at most the class MTU) is
@@ -19,19 +19,20 @@
 //! table) gives a switch's output port per destination.
 //!
 //! ```
-//! let toml = r#"
-//! [topology]
-//! kind = "torus"
-//! sides = [4, 4]
-//! [traffic]
-//! load = 0.2
-//! [run]
-//! warmup = 200
-//! measure = 500
-//! "#;
-//! use flitsim_sim::{ExperimentConfig, Network};
+//! use flitsim_sim::config::{RunConfig, SimParams};
+//! use flitsim_sim::Network;
 //! use flitsim_topology::generators;
-//! let cfg = ExperimentConfig::parse(toml, "example", &[], None).unwrap();
+//! // Every section has the defaults of the experiment file; `[traffic]` has required keys.
+//! let params = SimParams {
+//!     seed: 1,
+//!     switch: Default::default(),
+//!     nic: Default::default(),
+//!     traffic: serde_json::from_str(r#"{ "load": 0.2 }"#).unwrap(),
+//!     qos: Default::default(),
+//!     run: RunConfig { warmup: 200, measure: 500, ..Default::default() },
+//!     config_hash: String::new(),
+//! };
+//! params.validate(2).unwrap();
 //! let topo = generators::torus_or_mesh(&[4, 4], 1, 1, 1, true).unwrap();
 //! let fabric = flitsim_manager::route(
 //!     &topo,
@@ -39,7 +40,7 @@
 //!     &flitsim_manager::RoutingRequest { vls: 2, classes: 1 },
 //! )
 //! .unwrap();
-//! let r = Network::build(&cfg, &topo, fabric).unwrap().run();
+//! let r = Network::build(&params, &topo, fabric).unwrap().run();
 //! assert!(!r.saturated);
 //! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 //! ```
@@ -58,29 +59,17 @@ pub mod scheduler;
 pub mod stats;
 pub mod traffic;
 
-pub use config::ExperimentConfig;
+pub use config::SimParams;
 pub use engine::Network;
 pub use stats::{Delivery, RunResult};
 
-/// Errors of the simulator and of assembling an experiment. All are fatal for the run that
-/// raised them; nothing is written.
+/// Errors of the engine. All are fatal for the run that raised them; nothing is written.
+/// Errors of reading an experiment and building its topology and tables belong to the
+/// application layer (`flitsim-app`).
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    /// The experiment file is malformed or has a value out of range.
-    #[error("{origin}: {message}")]
-    Config {
-        /// File name (or `<string>`).
-        origin: String,
-        /// What is wrong, with the key path and position where known.
-        message: String,
-    },
-    /// The topology could not be built or read.
-    #[error("topology: {0}")]
-    Topology(#[from] flitsim_topology::TopologyError),
-    /// The routing engine failed or its tables are unusable.
-    #[error("routing: {0}")]
-    Routing(#[from] flitsim_manager::RoutingError),
-    /// The network could not be built from the configuration and tables.
+    /// The network could not be built from the parameters and tables; the message names the
+    /// offending key.
     #[error("{0}")]
     Build(String),
 }

@@ -5,7 +5,7 @@
 //! classes' shares in percent). `dtable` builds the arbitration table with the DTable
 //! configuration methodology and bandwidth correction (§3.3.2–3.3.3) from each class's MTU,
 //! maximum entry distance and share. Weights are in flits.
-use crate::config::{DTableEntryConfig, ExperimentConfig, QosScheduler, SchedulerConfig};
+use crate::config::{DTableEntryConfig, QosScheduler, SchedulerConfig, SimParams};
 use flitsim_manager::qos::{configure_dtable, DTable, DTableParams, SlRequirement};
 
 /// The scheduler of switch ports and of NICs, and the DTable report when one was computed.
@@ -19,14 +19,14 @@ pub struct PortSchedulers {
 }
 
 /// Shares of the classes: `qos.dtable.shares`, else the traffic shares, normalised.
-fn class_shares(cfg: &ExperimentConfig) -> Vec<f64> {
+fn class_shares(cfg: &SimParams) -> Vec<f64> {
     let shares: Vec<f64> = cfg.traffic.classes.iter().map(|c| c.share).collect();
     let total: f64 = shares.iter().sum();
     shares.iter().map(|s| s / total).collect()
 }
 
 /// Resolves the schedulers; `mtu[c]` is class c's MTU in flits. Errors name the key.
-pub fn resolve(cfg: &ExperimentConfig, mtu: &[u32]) -> Result<PortSchedulers, String> {
+pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
     let classes = cfg.traffic.classes.len();
     let q = &cfg.qos;
     let both = |s: SchedulerConfig| PortSchedulers {

@@ -1,7 +1,48 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: experiments from TOML text (run, or their error
+//! message), assembly into a network, scripted lone packets over a hand-routed line, and the
+//! hot-spot fabric of the QoS tests.
 #![allow(dead_code)]
+use flitsim_app::{build_fabric, build_topology, run_experiment_str, ExperimentConfig};
 use flitsim_manager::FabricConfig;
+use flitsim_sim::{Delivery, Network, RunResult};
 use flitsim_topology::{generators, Topology};
+
+/// Owned `key=value` overrides.
+pub fn sets(sets: &[&str]) -> Vec<String> {
+    sets.iter().map(|s| s.to_string()).collect()
+}
+
+/// Parses an experiment with overrides; panics on a bad configuration.
+pub fn parse(text: &str, origin: &str, overrides: &[&str]) -> ExperimentConfig {
+    ExperimentConfig::parse(text, origin, &sets(overrides), None).unwrap()
+}
+
+/// Runs an experiment with overrides; panics on any error.
+pub fn run(text: &str, origin: &str, overrides: &[&str]) -> RunResult {
+    run_experiment_str(text, origin, &sets(overrides), None).unwrap()
+}
+
+/// The error message of an experiment that must fail; panics when it runs.
+pub fn run_err(text: &str, origin: &str, overrides: &[&str]) -> String {
+    match run_experiment_str(text, origin, &sets(overrides), None) {
+        Ok(_) => panic!("{overrides:?} should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The topology and the tables of an experiment (relative paths from the current directory).
+pub fn assemble(cfg: &ExperimentConfig) -> (Topology, FabricConfig) {
+    let topo = build_topology(cfg, None).unwrap();
+    let (fabric, _) = build_fabric(cfg, &topo).unwrap();
+    (topo, fabric)
+}
+
+/// The built network of an experiment, and its topology.
+pub fn network(cfg: &ExperimentConfig) -> (Network, Topology) {
+    let (topo, fabric) = assemble(cfg);
+    let net = Network::build(&cfg.params(), &topo, fabric).unwrap();
+    (net, topo)
+}
 
 /// A line of `k` switches (a 1-D mesh) with two endpoints per switch, and its hand-made LFTs.
 pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
@@ -36,4 +77,103 @@ pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
         ports: FabricConfig::port_counts(&t),
     };
     (t, fabric)
+}
+
+/// An experiment without offered traffic, for scripted packets: one class of `p`-flit
+/// messages, switches with routing delay `r`, 32-flit VL buffers and `switching`; `switch`
+/// adds lines to the `[switch]` table (and may open its sub-tables).
+pub fn lone_packet_config(
+    r: u32,
+    p: u32,
+    switching: &str,
+    switch: &str,
+    origin: &str,
+) -> ExperimentConfig {
+    let text = format!(
+        r#"
+[topology]
+kind = "mesh"
+sides = [2]
+[switch]
+routing_delay = {r}
+vl_buffer_flits = 32
+switching = "{switching}"
+{switch}
+[traffic]
+load = 0.0
+[[traffic.class]]
+name = "BE"
+message_flits = {p}
+[run]
+warmup = 0
+measure = 10
+"#
+    );
+    parse(&text, origin, &[])
+}
+
+/// Messages `(at, size)` from endpoint 0 to the second endpoint of the last switch of
+/// [`line`]`(k, l)`, run with tracing: the result and every delivery.
+pub fn over_line(
+    cfg: &ExperimentConfig,
+    k: u32,
+    l: u32,
+    messages: &[(u64, u32)],
+) -> (RunResult, Vec<Delivery>) {
+    let (topo, fabric) = line(k, l);
+    let mut net = Network::build(&cfg.params(), &topo, fabric).unwrap();
+    net.enable_trace();
+    let dst = (k - 1) * 2 + 1;
+    for &(at, flits) in messages {
+        net.inject_message(at, 0, dst, 0, flits).unwrap();
+    }
+    let res = net.run();
+    (res, net.deliveries().to_vec())
+}
+
+/// Every endpoint of a 4-ary 2-tree sends to one hot endpoint, whose link is the bottleneck;
+/// class A sends 2-flit messages, class B 16-flit ones, both backlogged, under a DTable built
+/// for shares 25 % / 75 %. `switch` holds the lines of the `[switch]` table (and its
+/// sub-tables), `qos` lines added after `[qos.dtable]` (further `[qos.*]` tables).
+pub fn hotspot_tree(switch: &str, qos: &str) -> String {
+    format!(
+        r#"
+seed = 3
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 2
+[routing]
+vls = 2
+[switch]
+vl_buffer_flits = 64
+output_buffer_flits = 128
+{switch}
+[traffic]
+load = 1.0
+pattern = "hotspot"
+hotspot = {{ endpoints = 1, fraction = 1.0 }}
+[[traffic.class]]
+name = "A"
+message_flits = 2
+[[traffic.class]]
+name = "B"
+message_flits = 16
+[qos]
+scheduler = "dtable"
+[qos.dtable]
+entries = 16
+gmtu = 16
+w = 8
+k = 2
+max_distance = [2, 4]
+shares = [0.25, 0.75]
+{qos}
+[run]
+warmup = 3000
+measure = 15000
+drain_max = 0
+per_port_stats = false
+"#
+    )
 }

@@ -10,8 +10,7 @@ use super::route::{Organisation, RouteSource};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    ExperimentConfig, InjectionKind, SchedulerConfig, SharedBufferConfig, SwitchOrganisation,
-    Switching,
+    InjectionKind, SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation, Switching,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -44,7 +43,7 @@ fn err(m: String) -> SimError {
 }
 
 /// Each class's MTU in flits (its message size when no MTU is given).
-fn class_mtus(cfg: &ExperimentConfig) -> Vec<u16> {
+fn class_mtus(cfg: &SimParams) -> Vec<u16> {
     cfg.traffic
         .classes
         .iter()
@@ -58,7 +57,7 @@ fn class_mtus(cfg: &ExperimentConfig) -> Vec<u16> {
 }
 
 /// The buffer organisations the configuration asks for, checked against the largest MTU.
-fn buffers(cfg: &ExperimentConfig, vls: usize, max_mtu: u32) -> Result<Buffers, SimError> {
+fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, SimError> {
     let sw = &cfg.switch;
     let mut in_orgs: Vec<(String, BufferOrg)> = vec![match &sw.shared_buffer {
         None => (
@@ -128,7 +127,7 @@ impl Network {
     /// Builds the network: checks the tables against the topology, allocates every buffer,
     /// and sets up the traffic sources. Fails with a message naming the offending key.
     pub fn build(
-        cfg: &ExperimentConfig,
+        cfg: &SimParams,
         topo: &Topology,
         fabric: FabricConfig,
     ) -> Result<Network, SimError> {
@@ -337,7 +336,6 @@ impl Network {
             cfg: cfg.clone(),
             topo_name: topo.name().to_string(),
             routing_name: fabric.engine.clone(),
-            config_hash: cfg.hash(),
             vls,
             switching: cfg.switch.switching,
             routing_delay: cfg.switch.routing_delay as u64,
@@ -397,7 +395,7 @@ impl Network {
 /// The output scheduler of every port: the configured switch scheduler on fabric ports, the
 /// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports.
 fn schedulers(
-    cfg: &ExperimentConfig,
+    cfg: &SimParams,
     mtu: &[u16],
     vls: usize,
     nsp: usize,
@@ -426,12 +424,12 @@ fn schedulers(
 
 /// One source per (endpoint, class) with a positive rate, each with its own random stream,
 /// and the heap of their first message times.
-fn sources(cfg: &ExperimentConfig, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
+fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
     let mut sources = Vec::new();
     let mut gen_heap = BinaryHeap::new();
     for e in 0..n as u32 {
         for (c, cc) in cfg.traffic.classes.iter().enumerate() {
-            let rate = cfg.class_rate(c);
+            let rate = cfg.traffic.class_rate(c);
             if rate <= 0.0 {
                 continue;
             }

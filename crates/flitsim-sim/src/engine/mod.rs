@@ -44,7 +44,7 @@
 //!
 //! Flow control is checked by [`Network::check_invariants`] ([`invariants`]); a fabric in which
 //! no flit moves for `run.stall_cycles` while flits are buffered stops with a deadlock report.
-use crate::config::{ExperimentConfig, Switching};
+use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::{Collector, RunEnd};
@@ -122,10 +122,9 @@ pub(crate) struct OutputBuffers {
 
 /// A built fabric ready to simulate.
 pub struct Network {
-    cfg: ExperimentConfig,
+    cfg: SimParams,
     topo_name: String,
     routing_name: String,
-    config_hash: String,
     vls: usize,
     switching: Switching,
     routing_delay: u64,
@@ -502,7 +501,6 @@ impl Network {
         };
         self.counters.finish(RunEnd {
             cfg: &self.cfg,
-            config_hash: &self.config_hash,
             topology: &self.topo_name,
             routing: &self.routing_name,
             endpoints: self.n_endpoints,

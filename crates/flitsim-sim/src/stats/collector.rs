@@ -1,6 +1,6 @@
 //! The counters the engine updates while it runs, and the [`RunResult`] made from them.
 use super::*;
-use crate::config::ExperimentConfig;
+use crate::config::SimParams;
 
 /// What the engine counts during a run. Window counts cover flits generated or delivered
 /// inside the measurement window; latencies are of packets generated inside it.
@@ -26,8 +26,7 @@ pub(crate) struct Collector {
 
 /// What only the engine knows at the end of a run.
 pub(crate) struct RunEnd<'a> {
-    pub cfg: &'a ExperimentConfig,
-    pub config_hash: &'a str,
+    pub cfg: &'a SimParams,
     pub topology: &'a str,
     pub routing: &'a str,
     pub endpoints: usize,
@@ -96,7 +95,7 @@ impl Collector {
         RunResult {
             version: env!("CARGO_PKG_VERSION").to_string(),
             seed: cfg.seed,
-            config_hash: end.config_hash.to_string(),
+            config_hash: cfg.config_hash.clone(),
             topology: end.topology.to_string(),
             routing: end.routing.to_string(),
             cycles: Cycles {

@@ -1,0 +1,73 @@
+//! `[routing]`: the routing engine (or loaded tables) that programs the fabric, its VLs and
+//! the deadlock-freedom check.
+use super::parse::edit_distance;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Routing engine selection.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// `dor`, `dmodk` or `minhop`; default: `dor` for tori/meshes, `dmodk` for k-ary n-trees,
+    /// `minhop` otherwise.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Data VLs per link (default 2).
+    #[serde(default = "default_vls")]
+    pub vls: u8,
+    /// Check the channel dependency graph before running and refuse cyclic tables
+    /// (default false: a cyclic routing runs, and the stall detector reports a deadlock).
+    #[serde(default)]
+    pub require_deadlock_free: bool,
+    /// Verify the channel dependency graph and put the verdict (per VL, with a cycle when there
+    /// is one) in the results as `cdg` (default false; implied by `require_deadlock_free`).
+    #[serde(default)]
+    pub verify: bool,
+    /// A directory of routing tables in OpenSM's dump formats, as `flitsim route --out` or
+    /// OpenSM write them: `opensm-lfts.dump` (required), `opensm-sl2vl.dump` and `path-sl.txt`
+    /// (optional). When set, the tables are loaded from there instead of running `engine`, and
+    /// `vls` must cover the VLs they use. A relative path is taken from the experiment file's
+    /// directory.
+    #[serde(default)]
+    pub tables: Option<String>,
+}
+
+fn default_vls() -> u8 {
+    2
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            engine: None,
+            vls: default_vls(),
+            require_deadlock_free: false,
+            verify: false,
+            tables: None,
+        }
+    }
+}
+
+impl RoutingConfig {
+    /// Range checks that serde cannot express: a known engine name (with the closest one
+    /// suggested) and `vls` in 1..=32. Messages name the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(engine) = &self.engine {
+            if let Err(e) = flitsim_manager::routing::engine_by_name(engine) {
+                let names = flitsim_manager::routing::ENGINE_NAMES;
+                let hint = names
+                    .iter()
+                    .map(|n| (edit_distance(engine, n), *n))
+                    .min()
+                    .filter(|(d, _)| *d <= engine.len().max(3) / 2 + 1)
+                    .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(format!("routing.engine: {e}{hint}"));
+            }
+        }
+        if self.vls == 0 || self.vls > 32 {
+            return Err(format!("routing.vls = {}: must be in 1..=32", self.vls));
+        }
+        Ok(())
+    }
+}

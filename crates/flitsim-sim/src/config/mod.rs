@@ -1,0 +1,65 @@
+//! The engine's parameters: typed sections, one file per section of an experiment file.
+//!
+//! | file | section |
+//! |---|---|
+//! | `switch.rs` | `[switch]`, `[switch.opa]`: buffers, switching, speedup, organisation |
+//! | `scheduler.rs` | an output-port scheduler (`switch.scheduler`, `nic.scheduler`) |
+//! | `nic.rs` | `[nic]` |
+//! | `traffic.rs` | `[traffic]`, `[[traffic.class]]` |
+//! | `qos.rs` | `[qos]` and its tables |
+//! | `run.rs` | `[run]` |
+//!
+//! Every field has a default and a unit in its doc comment. The sections are serde types
+//! (`deny_unknown_fields`) so that the application layer (`flitsim-app`), which owns the
+//! experiment file, its topology and routing sections, its overrides and its JSON Schema, can
+//! embed them as they are; the engine itself reads no file and takes a [`SimParams`].
+mod nic;
+mod qos;
+mod run;
+mod scheduler;
+mod switch;
+mod traffic;
+
+pub use nic::NicConfig;
+pub use qos::{
+    DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
+};
+pub use run::RunConfig;
+pub use scheduler::{DTableEntryConfig, SchedulerConfig};
+pub use switch::{OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching};
+pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};
+
+/// Everything [`Network::build`](crate::Network::build) needs besides the topology and the
+/// manager's tables: the root seed and the engine's sections of an experiment.
+#[derive(Clone, Debug)]
+pub struct SimParams {
+    /// Root seed; every random stream of the engine (traffic sources, patterns) is derived
+    /// from it and a stable component id.
+    pub seed: u64,
+    /// Switch micro-architecture.
+    pub switch: SwitchConfig,
+    /// Network interface (endpoint) parameters.
+    pub nic: NicConfig,
+    /// Offered traffic.
+    pub traffic: TrafficConfig,
+    /// Quality of service: the output scheduler of every port and its tables.
+    pub qos: QosConfig,
+    /// Warm-up, measurement, drain and stall detection.
+    pub run: RunConfig,
+    /// The hash of the configuration these parameters come from, copied as it is into every
+    /// result (`RunResult::config_hash`). The application layer puts the experiment's hash
+    /// here; the engine never computes or checks it.
+    pub config_hash: String,
+}
+
+impl SimParams {
+    /// Range checks that serde cannot express, for links of `vls` data VLs: traffic, then
+    /// switch, then run. Messages name the key. The application layer runs them (between its
+    /// own checks of the routing section) when it reads an experiment; callers that build
+    /// parameters by hand should run them before [`Network::build`](crate::Network::build).
+    pub fn validate(&self, vls: u8) -> Result<(), String> {
+        self.traffic.validate()?;
+        self.switch.validate(vls)?;
+        self.run.validate()
+    }
+}
