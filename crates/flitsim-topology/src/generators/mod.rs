@@ -78,6 +78,19 @@ fn param_err(m: impl Into<String>) -> TopologyError {
     TopologyError::Parameters(m.into())
 }
 
+/// Checks the size of the topology a generator is about to build against
+/// [`MAX_SWITCHES`](crate::MAX_SWITCHES), [`MAX_ENDPOINTS`](crate::MAX_ENDPOINTS) and
+/// [`MAX_SWITCH_PORTS`](crate::MAX_SWITCH_PORTS), before anything is allocated. Callers compute
+/// the counts with saturating arithmetic, so an overflow is reported as too large.
+fn check_size(
+    family: &str,
+    switches: u64,
+    endpoints: u64,
+    switch_ports: u64,
+) -> Result<(), TopologyError> {
+    crate::check_size(&format!("{family}: "), switches, endpoints, switch_ports).map_err(param_err)
+}
+
 /// How many endpoints each of `n` switches gets when `total` endpoints are spread as evenly
 /// as possible (the first `total mod n` switches get one more).
 fn spread(total: u32, n: u32) -> Vec<u32> {
