@@ -36,21 +36,14 @@ pub enum ReportError {
     Invalid(String),
 }
 
-/// Loads a topology named by `spec_or_path`: an existing file ending in `.json` is a flitsim
-/// JSON topology, any other existing file an ibnetdiscover dump or ibsim net file; anything
-/// else is a generator spec for [`generators::from_spec`] (`torus:6x6`, `kary-ntree:k=8,n=3`,
+/// Loads a topology named by `spec_or_path`: an existing file is read with
+/// [`Topology::read_file`] (flitsim JSON, an ibnetdiscover dump or an ibsim net file, told
+/// apart by content, whatever the file is called); anything else is a generator spec for [`generators::from_spec`] (`torus:6x6`, `kary-ntree:k=8,n=3`,
 /// …).
 pub fn load_topology(spec_or_path: &str) -> Result<Topology, ReportError> {
     let p = Path::new(spec_or_path);
     if p.is_file() {
-        let json = p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        return Ok(if json {
-            Topology::read_json(p)?
-        } else {
-            Topology::read_ib(p)?
-        });
+        return Ok(Topology::read_file(p)?);
     }
     if p.is_dir() {
         return Err(ReportError::Invalid(format!(

@@ -32,7 +32,7 @@ mod io;
 
 pub use bfs::Bfs;
 pub use ids::{Sl, Vl};
-pub use io::TopologyFile;
+pub use io::{TopologyFile, TopologyFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
