@@ -334,7 +334,8 @@ pub struct RouteReport {
     pub vls_used: usize,
     /// VLs per class the routing needs for deadlock freedom (virtual layers of `lash` and
     /// `dfsssp`, which balancing may spread over more VLs; compare with OpenSM's "Virtual
-    /// Lanes needed"); `None` when unknown.
+    /// Lanes needed"); `None` when unknown, and always when the routing is not deadlock-free
+    /// (no number of VLs then makes *these* paths deadlock-free).
     pub layers: Option<u8>,
     /// Path SLs per class.
     pub routing_sls: u8,
@@ -432,7 +433,9 @@ pub fn route_report(
         classes,
         max_vls,
         vls_used: vls.len(),
-        layers: (fabric.layers > 0).then_some(fabric.layers),
+        // An engine's layer count is only a count of what deadlock freedom needs when the
+        // routing is deadlock-free; otherwise (MinHop on a torus, say) it is unknown.
+        layers: (fabric.layers > 0 && verdict.deadlock_free).then_some(fabric.layers),
         routing_sls: fabric.routing_sls,
         wire_sls: fabric.wire_sls(),
         deadlock_free: verdict.deadlock_free,
@@ -660,8 +663,23 @@ mod tests {
             (r["layers"].as_u64(), r["vls_used"].as_u64()),
             (Some(2), Some(8))
         );
+        // MinHop on a ring is not deadlock-free: no "layers needed" is claimed for it.
         let r = json(&route_json("torus:6", "minhop", 8, 1, None, None).unwrap());
-        assert_eq!(r["layers"], 1);
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].is_null()),
+            (Some(false), true)
+        );
+        let r = json(&route_json("torus:8x8", "minhop", 8, 1, None, None).unwrap());
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].is_null()),
+            (Some(false), true)
+        );
+        // A tree is deadlock-free with one layer.
+        let r = json(&route_json("kary-ntree:k=2,n=3", "minhop", 1, 1, None, None).unwrap());
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].as_u64()),
+            (Some(true), Some(1))
+        );
     }
 
     #[test]
