@@ -450,7 +450,7 @@ impl Topology {
         let fits = s + self.endpoints.len() <= MAX_UNICAST_LID as usize;
         for (i, sw) in self.switches.iter_mut().enumerate() {
             sw.guid = Some(GENERATED_SWITCH_GUID_BASE + i as u64);
-            sw.lid = fits.then_some(1 + i as u16);
+            sw.lid = fits.then(|| 1 + i as u16);
         }
         for (i, e) in self.endpoints.iter_mut().enumerate() {
             e.guid = Some(GENERATED_ENDPOINT_GUID_BASE + i as u64);

@@ -233,3 +233,41 @@ fn identity_and_port_clashes_name_their_lines() {
         "{m}"
     );
 }
+
+/// Found by fuzzing: a switch with 65535 ports (the most a flitsim port number allows) was
+/// accepted in JSON but its ibnetdiscover dump was refused ("port count 65535 is out of
+/// range"); IB port numbers 1..=65535 fit, so the dump now reads back.
+#[test]
+fn a_switch_with_65535_ports_survives_the_ibnetdiscover_writer() {
+    use flitsim_topology::{Endpoint, Link, NodeId, PortRef, Shape, Switch};
+    let mut t = Topology::new(
+        "wide",
+        Shape::Irregular,
+        vec![Switch {
+            name: "sw".into(),
+            ports: u16::MAX,
+            ..Switch::default()
+        }],
+        vec![Endpoint {
+            name: "ep".into(),
+            ..Endpoint::default()
+        }],
+        vec![Link {
+            a: PortRef {
+                node: NodeId::Endpoint(0),
+                port: 0,
+            },
+            b: PortRef {
+                node: NodeId::Switch(0),
+                port: u16::MAX - 1,
+            },
+            latency: 1,
+            width: 1,
+        }],
+    )
+    .unwrap();
+    t.assign_guids_and_lids();
+    let back = Topology::read_str(&t.to_ibnetdiscover(), "wide.topo").unwrap();
+    assert_eq!(back.switches()[0].ports, u16::MAX);
+    assert_eq!(back.links()[0].b.port, u16::MAX - 1);
+}

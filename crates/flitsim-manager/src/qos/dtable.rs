@@ -62,6 +62,14 @@ use std::collections::{HashSet, VecDeque};
 /// Relative tolerance for the `[min φ, max φ]` check, `Σ φ ≤ 1` and near-integer rounding.
 const EPS: f64 = 1e-9;
 
+/// Most table entries `N` the configurator takes (4096; arbitration tables in hardware have
+/// tens to hundreds: InfiniBand's VLArb tables 64 each, the paper's DTable 128). Placement
+/// costs up to O(N²) per SL, so the limit keeps every configuration to a fraction of a second
+/// instead of running away on, say, `N = 10⁸`.
+pub const MAX_DTABLE_ENTRIES: u32 = 4096;
+/// Most SLs a configuration may have (64; InfiniBand has 16 SLs, Omni-Path 32).
+pub const MAX_DTABLE_SLS: usize = 64;
+
 /// What one SL asks of the arbitration table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SlRequirement {
@@ -111,12 +119,18 @@ impl Default for DTableParams {
 }
 
 impl DTableParams {
-    /// Checks `N ≥ 1`, `GMTU ≥ 1`, `1 ≤ k ≤ w`, `unit_bytes ≥ 1`, and that the pool and the
+    /// Checks `1 ≤ N ≤` [`MAX_DTABLE_ENTRIES`], `GMTU ≥ 1`, `1 ≤ k ≤ w`, `unit_bytes ≥ 1`, and that the pool and the
     /// maximum table weight `N · M` fit comfortably in integers.
     pub fn validate(&self) -> Result<(), QosError> {
         let bad = |m: &str| Err(QosError::InvalidParams(m.to_string()));
         if self.entries == 0 {
             return bad("the table needs at least one entry (N ≥ 1)");
+        }
+        if self.entries > MAX_DTABLE_ENTRIES {
+            return Err(QosError::InvalidParams(format!(
+                "N = {} entries is more than the limit of {MAX_DTABLE_ENTRIES}",
+                self.entries
+            )));
         }
         if self.gmtu == 0 {
             return bad("GMTU must be ≥ 1");
@@ -240,12 +254,24 @@ impl DTable {
 /// Places the entries of every SL in a table of `entries` slots (step 1 of the module
 /// documentation). Only `name` and `max_distance` of the requirements are used. Returns, per
 /// requirement (in input order), the ascending table positions of its `⌈N / d⌉` entries, with
-/// every cyclic gap between consecutive entries `≤ d`.
+/// every cyclic gap between consecutive entries `≤ d`. At most [`MAX_DTABLE_ENTRIES`] entries
+/// and [`MAX_DTABLE_SLS`] SLs.
 pub fn place_entries(entries: u32, sls: &[SlRequirement]) -> Result<Vec<Vec<u32>>, QosError> {
     if entries == 0 {
         return Err(QosError::InvalidParams(
             "the table needs at least one entry (N ≥ 1)".into(),
         ));
+    }
+    if entries > MAX_DTABLE_ENTRIES {
+        return Err(QosError::InvalidParams(format!(
+            "N = {entries} entries is more than the limit of {MAX_DTABLE_ENTRIES}"
+        )));
+    }
+    if sls.len() > MAX_DTABLE_SLS {
+        return Err(QosError::InvalidParams(format!(
+            "{} SLs is more than the limit of {MAX_DTABLE_SLS}",
+            sls.len()
+        )));
     }
     let nt = entries as usize;
     let mut free = vec![true; nt];
@@ -491,6 +517,12 @@ fn configure(params: &DTableParams, sls: &[SlRequirement]) -> Result<DTable, Qos
     if sls.is_empty() {
         return Err(QosError::InvalidParams("no SL requirements".into()));
     }
+    if sls.len() > MAX_DTABLE_SLS {
+        return Err(QosError::InvalidParams(format!(
+            "{} SLs is more than the limit of {MAX_DTABLE_SLS}",
+            sls.len()
+        )));
+    }
     let mut seen = HashSet::new();
     for sl in sls {
         let bad = |reason: String| {
@@ -680,6 +712,43 @@ mod tests {
             }
         }
         assert!(infeasible > 1000 && shifted > 500, "{infeasible} {shifted}");
+    }
+
+    /// `flitsim qos dtable --entries 100000000` ran away (placement is O(N²)); sizes beyond
+    /// the limits are refused at once.
+    #[test]
+    fn oversized_tables_are_refused() {
+        let t0 = std::time::Instant::now();
+        let sls = [req("a", 2, 1, 0.5)];
+        for entries in [MAX_DTABLE_ENTRIES + 1, 100_000_000, u32::MAX] {
+            let p = DTableParams {
+                entries,
+                ..DTableParams::default()
+            };
+            let m = configure_dtable(&p, &sls).unwrap_err().to_string();
+            assert!(m.contains("more than the limit of 4096"), "{m}");
+            let m = place_entries(entries, &sls).unwrap_err().to_string();
+            assert!(m.contains("more than the limit of 4096"), "{m}");
+        }
+        let many: Vec<SlRequirement> = (0..=MAX_DTABLE_SLS)
+            .map(|i| req(&format!("s{i}"), 4096, 1, 0.0))
+            .collect();
+        let m = configure_dtable(&DTableParams::default(), &many)
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("65 SLs is more than the limit of 64"), "{m}");
+        // The largest table is configured quickly.
+        let p = DTableParams {
+            entries: MAX_DTABLE_ENTRIES,
+            ..DTableParams::default()
+        };
+        let sls = [
+            req("a", 2, 1, 0.5),
+            req("b", 3, 1, 0.25),
+            req("c", 7, 1, 0.2),
+        ];
+        configure_dtable(&p, &sls).unwrap();
+        assert!(t0.elapsed().as_secs() < 10, "{:?}", t0.elapsed());
     }
 
     #[test]

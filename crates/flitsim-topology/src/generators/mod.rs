@@ -151,4 +151,20 @@ mod tests {
             assert_eq!(back.endpoints(), t.endpoints());
         }
     }
+
+    /// Found by fuzzing (`kary-ntree:k=5,n=7`): with 65535 or more switches the switch LIDs
+    /// overflowed `u16` (a panic in debug builds) although none are assigned then.
+    #[test]
+    fn more_switches_than_lids_get_guids_and_no_lids() {
+        let t = from_spec("torus:256x256").unwrap();
+        assert_eq!(t.num_switches(), 65536);
+        assert!(t
+            .switches()
+            .iter()
+            .all(|s| s.lid.is_none() && s.guid.is_some()));
+        assert!(t
+            .endpoints()
+            .iter()
+            .all(|e| e.lid.is_none() && e.guid.is_some()));
+    }
 }
