@@ -288,7 +288,7 @@ fn params() -> impl Strategy<Value = DTableParams> {
 
 /// The requirements of §4.1 (Table 10) with some fields changed.
 fn table10_mutated() -> impl Strategy<Value = Vec<SlRequirement>> {
-    let base = vec![
+    let base = [
         ("VO", 2u32, 1u32, 0.1f64),
         ("CL", 4, 16, 0.3),
         ("BE", 8, 16, 0.5),

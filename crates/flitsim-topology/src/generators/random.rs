@@ -176,8 +176,8 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     }
     // Switches with a free port, by index.
     let mut open = Selector::new(n as usize);
-    for s in 0..n as usize {
-        if free[s] > 0 {
+    for (s, &f) in free.iter().enumerate() {
+        if f > 0 {
             open.set(s, true);
         }
     }
