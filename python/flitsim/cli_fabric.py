@@ -278,13 +278,19 @@ def route(
 
 def format_route(r: Dict[str, Any]) -> str:
     """Render a route report for people."""
+    if r.get("layers") is not None:
+        layers = str(r.get("layers"))
+    elif not r.get("deadlock_free"):
+        layers = "- (the routing is not deadlock-free)"
+    else:
+        layers = "unknown"
     lines = [
         f"{r.get('engine')} on {r.get('topology')}: {r.get('switches')} switches, "
         f"{r.get('endpoints')} endpoints",
         f"VLs used        {r.get('vls_used')} of {r.get('max_vls')} "
         f"({r.get('classes')} class(es) x {r.get('routing_sls')} routing SL(s))",
-        f"layers needed   {r.get('layers') if r.get('layers') is not None else 'unknown'} "
-        "per class (VLs for deadlock freedom)",
+        f"layers needed   {layers}"
+        + (" per class (VLs for deadlock freedom)" if r.get("layers") is not None else ""),
         f"deadlock-free   {'yes' if r.get('deadlock_free') else 'NO'}",
         f"hops            max {r.get('max_hops')}, mean {r.get('mean_hops', 0):.3f} "
         "(switch-to-switch links)",

@@ -53,7 +53,7 @@ pub fn build_topology(
                 Some(b) if p.is_relative() => b.join(p),
                 _ => p.to_path_buf(),
             };
-            Topology::read_json(&full)?
+            Topology::read_file(&full)?
         }
     })
 }

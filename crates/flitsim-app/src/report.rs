@@ -36,21 +36,14 @@ pub enum ReportError {
     Invalid(String),
 }
 
-/// Loads a topology named by `spec_or_path`: an existing file ending in `.json` is a flitsim
-/// JSON topology, any other existing file an ibnetdiscover dump or ibsim net file; anything
-/// else is a generator spec for [`generators::from_spec`] (`torus:6x6`, `kary-ntree:k=8,n=3`,
+/// Loads a topology named by `spec_or_path`: an existing file is read with
+/// [`Topology::read_file`] (flitsim JSON, an ibnetdiscover dump or an ibsim net file, told
+/// apart by content, whatever the file is called); anything else is a generator spec for [`generators::from_spec`] (`torus:6x6`, `kary-ntree:k=8,n=3`,
 /// …).
 pub fn load_topology(spec_or_path: &str) -> Result<Topology, ReportError> {
     let p = Path::new(spec_or_path);
     if p.is_file() {
-        let json = p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        return Ok(if json {
-            Topology::read_json(p)?
-        } else {
-            Topology::read_ib(p)?
-        });
+        return Ok(Topology::read_file(p)?);
     }
     if p.is_dir() {
         return Err(ReportError::Invalid(format!(
@@ -345,7 +338,8 @@ pub struct RouteReport {
     pub vls_used: usize,
     /// VLs per class the routing needs for deadlock freedom (virtual layers of `lash` and
     /// `dfsssp`, which balancing may spread over more VLs; compare with OpenSM's "Virtual
-    /// Lanes needed"); `None` when unknown.
+    /// Lanes needed"); `None` when unknown, and always when the routing is not deadlock-free
+    /// (no number of VLs then makes *these* paths deadlock-free).
     pub layers: Option<u8>,
     /// Path SLs per class.
     pub routing_sls: u8,
@@ -443,7 +437,9 @@ pub fn route_report(
         classes,
         max_vls,
         vls_used: vls.len(),
-        layers: (fabric.layers > 0).then_some(fabric.layers),
+        // An engine's layer count is only a count of what deadlock freedom needs when the
+        // routing is deadlock-free; otherwise (MinHop on a torus, say) it is unknown.
+        layers: (fabric.layers > 0 && verdict.deadlock_free).then_some(fabric.layers),
         routing_sls: fabric.routing_sls,
         wire_sls: fabric.wire_sls(),
         deadlock_free: verdict.deadlock_free,
@@ -679,8 +675,23 @@ mod tests {
             (r["layers"].as_u64(), r["vls_used"].as_u64()),
             (Some(2), Some(8))
         );
+        // MinHop on a ring is not deadlock-free: no "layers needed" is claimed for it.
         let r = json(&route_json("torus:6", "minhop", 8, 1, None, None).unwrap());
-        assert_eq!(r["layers"], 1);
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].is_null()),
+            (Some(false), true)
+        );
+        let r = json(&route_json("torus:8x8", "minhop", 8, 1, None, None).unwrap());
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].is_null()),
+            (Some(false), true)
+        );
+        // A tree is deadlock-free with one layer.
+        let r = json(&route_json("kary-ntree:k=2,n=3", "minhop", 1, 1, None, None).unwrap());
+        assert_eq!(
+            (r["deadlock_free"].as_bool(), r["layers"].as_u64()),
+            (Some(true), Some(1))
+        );
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! JSON reading and writing of any topology.
+//! JSON reading and writing of any topology, and reading any topology file flitsim knows
+//! ([`Topology::read_file`]: flitsim JSON, `ibnetdiscover` dumps and `ibsim` net files,
+//! told apart by their content).
 use crate::{Endpoint, Link, Shape, Switch, Topology, TopologyError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -25,6 +27,84 @@ pub struct TopologyFile {
 }
 
 const FORMAT: &str = "flitsim-topology";
+
+/// A topology file format, as [`Topology::detect_format`] tells it from the content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyFormat {
+    /// flitsim's JSON ([`TopologyFile`]): the first non-blank character is `{`.
+    Json,
+    /// An `ibnetdiscover` dump or an `ibsim` net file (one grammar, see
+    /// [`crate::ibnetdiscover`]): anything else.
+    InfiniBand,
+}
+
+impl Topology {
+    /// The format of a topology file's text, by content: flitsim JSON when the first
+    /// non-blank character (after an optional byte-order mark) is `{`, otherwise the
+    /// `ibnetdiscover`/`ibsim` grammar; `None` for an empty or blank text.
+    pub fn detect_format(text: &str) -> Option<TopologyFormat> {
+        match text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .chars()
+            .next()
+        {
+            None => None,
+            Some('{') => Some(TopologyFormat::Json),
+            Some(_) => Some(TopologyFormat::InfiniBand),
+        }
+    }
+
+    /// Reads a topology in any format flitsim reads ([`Topology::detect_format`]); `origin`
+    /// names the source in errors (and an InfiniBand dump's topology). An empty or blank text
+    /// is an error (`empty topology file`), as is a text that describes no switch.
+    pub fn read_str(text: &str, origin: &str) -> Result<Topology, TopologyError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        match Self::detect_format(text) {
+            None => Err(TopologyError::Parse {
+                path: origin.into(),
+                message: "empty topology file (expected a flitsim topology JSON, an \
+                          ibnetdiscover dump or an ibsim net file)"
+                    .into(),
+            }),
+            Some(TopologyFormat::Json) => Self::from_json_named(text, origin),
+            Some(TopologyFormat::InfiniBand) => Self::from_ib_str(text, origin),
+        }
+    }
+
+    /// [`Topology::read_str`] of raw bytes, which must be UTF-8 (an error names the line of
+    /// the first byte that is not).
+    pub fn read_bytes(bytes: &[u8], origin: &str) -> Result<Topology, TopologyError> {
+        Self::read_str(utf8(bytes, origin)?, origin)
+    }
+
+    /// Reads a topology file in any format flitsim reads, detected by content
+    /// ([`Topology::read_str`]), whatever the file is called.
+    pub fn read_file(path: &Path) -> Result<Topology, TopologyError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| TopologyError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        Self::read_bytes(&bytes, &name)
+    }
+}
+
+/// `bytes` as UTF-8, or an error naming the line and column of the first bad byte.
+fn utf8<'a>(bytes: &'a [u8], origin: &str) -> Result<&'a str, TopologyError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = 1 + good.iter().filter(|&&b| b == b'\n').count();
+        let col = 1 + good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        TopologyError::Parse {
+            path: origin.into(),
+            message: format!(
+                "line {line}, column {col}: not UTF-8 text (byte {:#04x})",
+                bytes[e.valid_up_to()]
+            ),
+        }
+    })
+}
 
 impl Topology {
     /// Serialises to pretty JSON.
@@ -56,6 +136,12 @@ impl Topology {
                 ),
             });
         }
+        if f.switches.is_empty() {
+            return Err(TopologyError::Parse {
+                path: origin.into(),
+                message: "the topology has no switches".into(),
+            });
+        }
         Topology::new(f.name, f.shape, f.switches, f.endpoints, f.links).map_err(|e| {
             TopologyError::Parse {
                 path: origin.into(),
@@ -69,7 +155,7 @@ impl Topology {
         Self::from_json_named(text, "<string>")
     }
 
-    /// Reads a JSON topology file.
+    /// Reads a JSON topology file (any format: [`Topology::read_file`]).
     pub fn read_json(path: &Path) -> Result<Topology, TopologyError> {
         let (name, text) = read_text(path)?;
         Self::from_json_named(&text, &name)
@@ -91,8 +177,11 @@ impl Topology {
 /// The name (as errors show it) and the text of the file at `path`.
 pub(crate) fn read_text(path: &Path) -> Result<(String, String), TopologyError> {
     let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok((name, text)),
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = utf8(&bytes, &name)?.to_string();
+            Ok((name, text))
+        }
         Err(source) => Err(TopologyError::Io { path: name, source }),
     }
 }

@@ -32,7 +32,7 @@ mod io;
 
 pub use bfs::Bfs;
 pub use ids::{Sl, Vl};
-pub use io::TopologyFile;
+pub use io::{TopologyFile, TopologyFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -246,6 +246,12 @@ impl IdIndex {
         }
         for (i, e) in endpoints.iter().enumerate() {
             if let Some(g) = e.guid {
+                if let Some(&s) = ix.switch_guid.get(&g) {
+                    return Err(TopologyError::Invalid(format!(
+                        "endpoint {} has GUID {g:#018x}, the GUID of switch {}",
+                        e.name, switches[s as usize].name
+                    )));
+                }
                 if let Some(prev) = ix.endpoint_guid.insert(g, i as u32) {
                     return Err(TopologyError::Invalid(format!(
                         "endpoints {} and {} have the same GUID {g:#018x}",
@@ -269,6 +275,49 @@ pub const GENERATED_ENDPOINT_GUID_BASE: u64 = 0x0002_c901_0000_0000;
 /// Largest unicast LID (InfiniBand Architecture Specification, LIDs 0x0001–0xBFFF).
 pub const MAX_UNICAST_LID: u16 = 0xbfff;
 
+/// Most switches a topology may have (2²⁴ = 16 777 216). Generators check their sizes against
+/// [`MAX_SWITCHES`], [`MAX_ENDPOINTS`] and [`MAX_SWITCH_PORTS`] before allocating anything, and
+/// [`Topology::new`] (so every reader) checks them too, so an oversized spec or file is a
+/// [`TopologyError`], never an allocation failure. A topology at these limits takes a few GB
+/// of memory before any routing or simulation.
+pub const MAX_SWITCHES: u64 = 1 << 24;
+/// Most endpoints a topology may have (2²⁴); see [`MAX_SWITCHES`].
+pub const MAX_ENDPOINTS: u64 = 1 << 24;
+/// Most switch ports, summed over all switches, a topology may have (2²⁷ = 134 217 728);
+/// see [`MAX_SWITCHES`].
+pub const MAX_SWITCH_PORTS: u64 = 1 << 27;
+
+/// Checks counts (computed with saturating arithmetic by the caller) against [`MAX_SWITCHES`],
+/// [`MAX_ENDPOINTS`] and [`MAX_SWITCH_PORTS`]; the message starts with `what`.
+pub(crate) fn check_size(
+    what: &str,
+    switches: u64,
+    endpoints: u64,
+    switch_ports: u64,
+) -> Result<(), String> {
+    let over = |n: u64, max: u64, unit: &str| {
+        let n = if n == u64::MAX {
+            "more than 2^64".to_string()
+        } else {
+            n.to_string()
+        };
+        Err(format!(
+            "{what}{n} {unit} is more than the limit of {max} (2^{})",
+            max.trailing_zeros()
+        ))
+    };
+    if switches > MAX_SWITCHES {
+        return over(switches, MAX_SWITCHES, "switches");
+    }
+    if endpoints > MAX_ENDPOINTS {
+        return over(endpoints, MAX_ENDPOINTS, "endpoints");
+    }
+    if switch_ports > MAX_SWITCH_PORTS {
+        return over(switch_ports, MAX_SWITCH_PORTS, "switch ports in total");
+    }
+    Ok(())
+}
+
 impl Topology {
     /// Builds and validates a topology. Every endpoint must be linked to exactly one switch
     /// port; no port may be used twice; latencies and widths must be ≥ 1.
@@ -279,6 +328,20 @@ impl Topology {
         endpoints: Vec<Endpoint>,
         links: Vec<Link>,
     ) -> Result<Self, TopologyError> {
+        let total_ports: u64 = switches.iter().map(|s| u64::from(s.ports)).sum();
+        check_size(
+            "",
+            switches.len() as u64,
+            endpoints.len() as u64,
+            total_ports,
+        )
+        .map_err(TopologyError::Invalid)?;
+        if let Some((i, s)) = switches.iter().enumerate().find(|(_, s)| s.ports == 0) {
+            return Err(TopologyError::Invalid(format!(
+                "switch {i} (\"{}\") has 0 ports",
+                s.name
+            )));
+        }
         let mut switch_port_base = Vec::with_capacity(switches.len() + 1);
         let mut acc = 0u32;
         for s in &switches {
@@ -387,7 +450,7 @@ impl Topology {
         let fits = s + self.endpoints.len() <= MAX_UNICAST_LID as usize;
         for (i, sw) in self.switches.iter_mut().enumerate() {
             sw.guid = Some(GENERATED_SWITCH_GUID_BASE + i as u64);
-            sw.lid = fits.then_some(1 + i as u16);
+            sw.lid = fits.then(|| 1 + i as u16);
         }
         for (i, e) in self.endpoints.iter_mut().enumerate() {
             e.guid = Some(GENERATED_ENDPOINT_GUID_BASE + i as u64);

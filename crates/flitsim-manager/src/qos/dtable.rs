@@ -62,6 +62,14 @@ use std::collections::{HashSet, VecDeque};
 /// Relative tolerance for the `[min φ, max φ]` check, `Σ φ ≤ 1` and near-integer rounding.
 const EPS: f64 = 1e-9;
 
+/// Most table entries `N` the configurator takes (4096; arbitration tables in hardware have
+/// tens to hundreds: InfiniBand's VLArb tables 64 each, the paper's DTable 128). Placement
+/// costs up to O(N²) per SL, so the limit keeps every configuration to a fraction of a second
+/// instead of running away on, say, `N = 10⁸`.
+pub const MAX_DTABLE_ENTRIES: u32 = 4096;
+/// Most SLs a configuration may have (64; InfiniBand has 16 SLs, Omni-Path 32).
+pub const MAX_DTABLE_SLS: usize = 64;
+
 /// What one SL asks of the arbitration table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SlRequirement {
@@ -111,12 +119,18 @@ impl Default for DTableParams {
 }
 
 impl DTableParams {
-    /// Checks `N ≥ 1`, `GMTU ≥ 1`, `1 ≤ k ≤ w`, `unit_bytes ≥ 1`, and that the pool and the
+    /// Checks `1 ≤ N ≤` [`MAX_DTABLE_ENTRIES`], `GMTU ≥ 1`, `1 ≤ k ≤ w`, `unit_bytes ≥ 1`, and that the pool and the
     /// maximum table weight `N · M` fit comfortably in integers.
     pub fn validate(&self) -> Result<(), QosError> {
         let bad = |m: &str| Err(QosError::InvalidParams(m.to_string()));
         if self.entries == 0 {
             return bad("the table needs at least one entry (N ≥ 1)");
+        }
+        if self.entries > MAX_DTABLE_ENTRIES {
+            return Err(QosError::InvalidParams(format!(
+                "N = {} entries is more than the limit of {MAX_DTABLE_ENTRIES}",
+                self.entries
+            )));
         }
         if self.gmtu == 0 {
             return bad("GMTU must be ≥ 1");
@@ -240,12 +254,24 @@ impl DTable {
 /// Places the entries of every SL in a table of `entries` slots (step 1 of the module
 /// documentation). Only `name` and `max_distance` of the requirements are used. Returns, per
 /// requirement (in input order), the ascending table positions of its `⌈N / d⌉` entries, with
-/// every cyclic gap between consecutive entries `≤ d`.
+/// every cyclic gap between consecutive entries `≤ d`. At most [`MAX_DTABLE_ENTRIES`] entries
+/// and [`MAX_DTABLE_SLS`] SLs.
 pub fn place_entries(entries: u32, sls: &[SlRequirement]) -> Result<Vec<Vec<u32>>, QosError> {
     if entries == 0 {
         return Err(QosError::InvalidParams(
             "the table needs at least one entry (N ≥ 1)".into(),
         ));
+    }
+    if entries > MAX_DTABLE_ENTRIES {
+        return Err(QosError::InvalidParams(format!(
+            "N = {entries} entries is more than the limit of {MAX_DTABLE_ENTRIES}"
+        )));
+    }
+    if sls.len() > MAX_DTABLE_SLS {
+        return Err(QosError::InvalidParams(format!(
+            "{} SLs is more than the limit of {MAX_DTABLE_SLS}",
+            sls.len()
+        )));
     }
     let nt = entries as usize;
     let mut free = vec![true; nt];
@@ -424,27 +450,57 @@ fn correct_sl(
             reason: format!("Dweight {dweight} but the SL has no table entries"),
         });
     }
+    // One unit at a time would take |Dweight| steps (10⁹ with a large GMTU); whole rounds
+    // over the entries are applied at once instead, with the same result.
+    let n = ids.len() as u64;
     let mut left = dweight.unsigned_abs();
-    let mut idx = ids.len() - 1; // the SL's last entry in the table
-    let mut idle = 0; // consecutive entries that could not take a decrement
-    while left > 0 {
-        let w = &mut weights[ids[idx] as usize];
-        if dweight > 0 {
-            *w = w.checked_add(1).ok_or_else(|| {
+    if dweight > 0 {
+        // Every entry gets ⌊left/n⌋; the walk's first `left mod n` entries (the SL's last
+        // entries, backwards) one more.
+        let (q, r) = (left / n, (left % n) as usize);
+        for (j, &e) in ids.iter().rev().enumerate() {
+            let add = q + u64::from(j < r);
+            let w = &mut weights[e as usize];
+            *w = u32::try_from(u64::from(*w) + add).map_err(|_| {
                 QosError::InvalidParams(format!("SL {name:?}: entry weight overflow"))
             })?;
-            left -= 1;
-        } else if *w > mtu {
-            *w -= 1;
-            left -= 1;
-            idle = 0;
-        } else {
-            idle += 1;
-            if idle == ids.len() {
-                return Err(below_by(mtu as i64 - 1));
-            }
         }
-        idx = if idx == 0 { ids.len() - 1 } else { idx - 1 };
+        return Ok(());
+    }
+    let mut idx = ids.len() - 1; // the SL's last entry in the table
+    while left > 0 {
+        let above: Vec<u32> = ids
+            .iter()
+            .map(|&e| weights[e as usize])
+            .filter(|&w| w > mtu)
+            .map(|w| w - mtu)
+            .collect();
+        if above.is_empty() {
+            return Err(below_by(mtu as i64 - 1));
+        }
+        let active = above.len() as u64;
+        // Whole rounds: each decrements every entry above the MTU once and ends where it
+        // started; at most until the first of them reaches the MTU.
+        let rounds = (left / active).min(u64::from(*above.iter().min().expect("non-empty")));
+        if rounds > 0 {
+            for &e in ids {
+                let w = &mut weights[e as usize];
+                if *w > mtu {
+                    *w -= rounds as u32;
+                }
+            }
+            left -= rounds * active;
+            continue;
+        }
+        // Fewer units left than entries that can take one: a part of one round.
+        while left > 0 {
+            let w = &mut weights[ids[idx] as usize];
+            if *w > mtu {
+                *w -= 1;
+                left -= 1;
+            }
+            idx = if idx == 0 { ids.len() - 1 } else { idx - 1 };
+        }
     }
     Ok(())
 }
@@ -490,6 +546,12 @@ fn configure(params: &DTableParams, sls: &[SlRequirement]) -> Result<DTable, Qos
     params.validate()?;
     if sls.is_empty() {
         return Err(QosError::InvalidParams("no SL requirements".into()));
+    }
+    if sls.len() > MAX_DTABLE_SLS {
+        return Err(QosError::InvalidParams(format!(
+            "{} SLs is more than the limit of {MAX_DTABLE_SLS}",
+            sls.len()
+        )));
     }
     let mut seen = HashSet::new();
     for sl in sls {
@@ -680,6 +742,120 @@ mod tests {
             }
         }
         assert!(infeasible > 1000 && shifted > 500, "{infeasible} {shifted}");
+    }
+
+    /// `flitsim qos dtable --entries 100000000` ran away (placement is O(N²)); sizes beyond
+    /// the limits are refused at once.
+    #[test]
+    fn oversized_tables_are_refused() {
+        let t0 = std::time::Instant::now();
+        let sls = [req("a", 2, 1, 0.5)];
+        for entries in [MAX_DTABLE_ENTRIES + 1, 100_000_000, u32::MAX] {
+            let p = DTableParams {
+                entries,
+                ..DTableParams::default()
+            };
+            let m = configure_dtable(&p, &sls).unwrap_err().to_string();
+            assert!(m.contains("more than the limit of 4096"), "{m}");
+            let m = place_entries(entries, &sls).unwrap_err().to_string();
+            assert!(m.contains("more than the limit of 4096"), "{m}");
+        }
+        let many: Vec<SlRequirement> = (0..=MAX_DTABLE_SLS)
+            .map(|i| req(&format!("s{i}"), 4096, 1, 0.0))
+            .collect();
+        let m = configure_dtable(&DTableParams::default(), &many)
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("65 SLs is more than the limit of 64"), "{m}");
+        // The largest table is configured quickly.
+        let p = DTableParams {
+            entries: MAX_DTABLE_ENTRIES,
+            ..DTableParams::default()
+        };
+        let sls = [
+            req("a", 2, 1, 0.5),
+            req("b", 4, 1, 0.25),
+            req("c", 8, 1, 0.125),
+        ];
+        configure_dtable(&p, &sls).unwrap();
+        assert!(t0.elapsed().as_secs() < 10, "{:?}", t0.elapsed());
+    }
+
+    /// The correction one unit at a time, as the paper describes it (the reference for the
+    /// round-at-a-time [`correct_sl`]).
+    fn correct_sl_unit_steps(
+        weights: &mut [u32],
+        ids: &[u32],
+        dweight: i64,
+        mtu: u32,
+    ) -> Result<(), ()> {
+        if ids.iter().any(|&e| weights[e as usize] < mtu) {
+            return Err(());
+        }
+        if dweight == 0 {
+            return Ok(());
+        }
+        let mut left = dweight.unsigned_abs();
+        let mut idx = ids.len() - 1;
+        let mut idle = 0;
+        while left > 0 {
+            let w = &mut weights[ids[idx] as usize];
+            if dweight > 0 {
+                *w = w.checked_add(1).ok_or(())?;
+                left -= 1;
+            } else if *w > mtu {
+                *w -= 1;
+                left -= 1;
+                idle = 0;
+            } else {
+                idle += 1;
+                if idle == ids.len() {
+                    return Err(());
+                }
+            }
+            idx = if idx == 0 { ids.len() - 1 } else { idx - 1 };
+        }
+        Ok(())
+    }
+
+    /// Found by fuzzing: GMTU = 9 525 807 made the correction walk 10⁸–10⁹ single units
+    /// (20 s); whole rounds give the same weights.
+    #[test]
+    fn correction_by_rounds_equals_unit_steps() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        for _ in 0..5000 {
+            let nt = 1 + next(12) as usize;
+            let mtu = 1 + next(5) as u32;
+            let weights: Vec<u32> = (0..nt).map(|_| mtu + next(8) as u32).collect();
+            let ids: Vec<u32> = (0..nt as u32).filter(|_| next(3) != 0).collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let dw = next(61) as i64 - 30;
+            let (mut a, mut b) = (weights.clone(), weights.clone());
+            let ra = correct_sl(&mut a, &ids, dw, mtu, "x").map_err(|_| ());
+            let rb = correct_sl_unit_steps(&mut b, &ids, dw, mtu);
+            assert_eq!(ra, rb, "{weights:?} {ids:?} {dw} {mtu}");
+            if ra.is_ok() {
+                assert_eq!(a, b, "{weights:?} {ids:?} {dw} {mtu}");
+            }
+        }
+        let t0 = std::time::Instant::now();
+        let p = DTableParams {
+            entries: 128,
+            gmtu: 9_525_807,
+            w: 8,
+            k: 2,
+            unit_bytes: 64,
+        };
+        let _ = configure_dtable(&p, &[req("é", 4, 12, 0.662_694_761_630_160_4)]);
+        assert!(t0.elapsed().as_secs() < 2, "{:?}", t0.elapsed());
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub mod sc;
 
 pub use dtable::{
     apply_bandwidth_correction, configure_dtable, configure_dtable_json, place_entries, DTable,
-    DTableParams, SlConfig, SlRequirement,
+    DTableParams, SlConfig, SlRequirement, MAX_DTABLE_ENTRIES, MAX_DTABLE_SLS,
 };
 pub use sc::{apply_sc_tables, ScTables};
 

@@ -1,6 +1,6 @@
 //! Kautz networks: [`kautz`], with the node numbering of [`kautz_symbols`] and
 //! [`kautz_index`].
-use super::{attach_endpoints, finish, param_err, sw, EndpointPlacement};
+use super::{attach_endpoints, check_size, finish, param_err, sw, EndpointPlacement};
 use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// The symbols of Kautz node `i` of K(b, n): `n + 1` symbols over `0..=b`, no two equal
@@ -57,14 +57,33 @@ pub fn kautz(
     }
     let nodes = b
         .checked_pow(n)
-        .and_then(|x| x.checked_mul(b + 1))
-        .filter(|&x| x <= 1 << 24)
-        .ok_or_else(|| param_err("kautz: too many nodes"))?;
+        .and_then(|x| x.checked_mul(b.checked_add(1)?))
+        .filter(|&x| u64::from(x) <= crate::MAX_SWITCHES)
+        .ok_or_else(|| {
+            param_err(format!(
+                "kautz: (b+1)·b^n switches is more than the limit of {}",
+                crate::MAX_SWITCHES
+            ))
+        })?;
+    let (endpoints64, max_e) = match endpoints {
+        EndpointPlacement::PerSwitch(e) => (u64::from(nodes) * u64::from(e), u64::from(e)),
+        EndpointPlacement::Total(t) => (u64::from(t), u64::from(t.div_ceil(nodes))),
+    };
+    let ports = max_e + 2 * u64::from(b);
+    if ports > PortNum::MAX as u64 {
+        return Err(param_err(format!(
+            "kautz: {ports} ports per switch is too many (at most {})",
+            PortNum::MAX
+        )));
+    }
+    check_size(
+        "kautz",
+        u64::from(nodes),
+        endpoints64,
+        u64::from(nodes) * ports,
+    )?;
     let eps = endpoints.counts(nodes);
     let max_e = eps.iter().copied().max().unwrap_or(0);
-    if max_e as u64 + 2 * b as u64 > PortNum::MAX as u64 {
-        return Err(param_err("kautz: too many ports per switch"));
-    }
     let mut adj: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); nodes as usize];
     for u in 0..nodes {
         let s = kautz_symbols(b, n, u);

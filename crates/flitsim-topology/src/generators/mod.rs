@@ -78,6 +78,19 @@ fn param_err(m: impl Into<String>) -> TopologyError {
     TopologyError::Parameters(m.into())
 }
 
+/// Checks the size of the topology a generator is about to build against
+/// [`MAX_SWITCHES`](crate::MAX_SWITCHES), [`MAX_ENDPOINTS`](crate::MAX_ENDPOINTS) and
+/// [`MAX_SWITCH_PORTS`](crate::MAX_SWITCH_PORTS), before anything is allocated. Callers compute
+/// the counts with saturating arithmetic, so an overflow is reported as too large.
+fn check_size(
+    family: &str,
+    switches: u64,
+    endpoints: u64,
+    switch_ports: u64,
+) -> Result<(), TopologyError> {
+    crate::check_size(&format!("{family}: "), switches, endpoints, switch_ports).map_err(param_err)
+}
+
 /// How many endpoints each of `n` switches gets when `total` endpoints are spread as evenly
 /// as possible (the first `total mod n` switches get one more).
 fn spread(total: u32, n: u32) -> Vec<u32> {
@@ -137,5 +150,21 @@ mod tests {
             assert_eq!(back.switches(), t.switches());
             assert_eq!(back.endpoints(), t.endpoints());
         }
+    }
+
+    /// Found by fuzzing (`kary-ntree:k=5,n=7`): with 65535 or more switches the switch LIDs
+    /// overflowed `u16` (a panic in debug builds) although none are assigned then.
+    #[test]
+    fn more_switches_than_lids_get_guids_and_no_lids() {
+        let t = from_spec("torus:256x256").unwrap();
+        assert_eq!(t.num_switches(), 65536);
+        assert!(t
+            .switches()
+            .iter()
+            .all(|s| s.lid.is_none() && s.guid.is_some()));
+        assert!(t
+            .endpoints()
+            .iter()
+            .all(|e| e.lid.is_none() && e.guid.is_some()));
     }
 }

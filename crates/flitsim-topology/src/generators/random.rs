@@ -1,6 +1,6 @@
 //! Random irregular networks ([`random`]), the networks of Domke, Hoefler and Nagel's
 //! Fig. 9.
-use super::{attach_endpoints, finish, sw};
+use super::{attach_endpoints, check_size, finish, param_err, sw};
 use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 use rand::{seq::SliceRandom, Rng};
 use rand_pcg::Pcg64;
@@ -24,6 +24,64 @@ pub struct RandomParams {
     pub seed: u64,
 }
 
+/// A set of indices `0..n` that can give its `k`-th smallest member in O(log n) (a Fenwick
+/// tree of membership counts), so that picking a random switch among those with a free port
+/// does not rescan all switches.
+struct Selector {
+    tree: Vec<u32>,
+    member: Vec<bool>,
+    len: usize,
+}
+
+impl Selector {
+    fn new(n: usize) -> Self {
+        Selector {
+            tree: vec![0; n + 1],
+            member: vec![false; n],
+            len: 0,
+        }
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn set(&mut self, i: usize, on: bool) {
+        if self.member[i] == on {
+            return;
+        }
+        self.member[i] = on;
+        if on {
+            self.len += 1;
+        } else {
+            self.len -= 1;
+        }
+        let mut j = i + 1;
+        while j < self.tree.len() {
+            if on {
+                self.tree[j] += 1;
+            } else {
+                self.tree[j] -= 1;
+            }
+            j += j & j.wrapping_neg();
+        }
+    }
+    /// The `k`-th smallest member (`k < len`).
+    fn nth(&self, k: usize) -> usize {
+        let n = self.tree.len() - 1;
+        let mut pos = 0;
+        let mut rem = k as u32;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let next = pos + step;
+            if next <= n && self.tree[next] <= rem {
+                pos = next;
+                rem -= self.tree[next];
+            }
+            step >>= 1;
+        }
+        pos
+    }
+}
+
 /// Random irregular network: a random spanning tree first (so it is always connected), then
 /// random extra links between switches with free ports. Deterministic for a seed.
 pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
@@ -35,6 +93,22 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     if n == 0 {
         return Err(TopologyError::Parameters("need at least one switch".into()));
     }
+    if p.ports == 0 || p.ports > PortNum::MAX as u32 {
+        return Err(param_err(format!(
+            "random: {} ports per switch is out of range 1..={}",
+            p.ports,
+            PortNum::MAX
+        )));
+    }
+    if p.latency == 0 {
+        return Err(param_err("random: latency must be at least 1"));
+    }
+    check_size(
+        "random",
+        u64::from(n),
+        u64::from(n) * u64::from(p.endpoints_per_switch),
+        u64::from(n) * u64::from(p.ports),
+    )?;
     if n > 1 && (p.links < n - 1) {
         return Err(TopologyError::Parameters(format!(
             "{} links cannot connect {} switches (need at least {})",
@@ -47,8 +121,8 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
         return Err(TopologyError::Parameters(format!(
             "{} links need {} switch ports but only {} are free",
             p.links,
-            2 * p.links,
-            n * free_per
+            2 * u64::from(p.links),
+            u64::from(n) * u64::from(free_per)
         )));
     }
     // A spanning tree over more than two switches needs switches with two free ports.
@@ -74,23 +148,38 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     let mut order: Vec<u32> = (0..n).collect();
     order.shuffle(&mut rng);
+    // The candidates for switch order[i] are the earlier switches with a free port, in
+    // order; `cands` marks their positions in `order` so that picking one is O(log n).
+    let mut position = vec![0u32; n as usize];
+    for (i, &s) in order.iter().enumerate() {
+        position[s as usize] = i as u32;
+    }
+    let mut cands = Selector::new(n as usize);
     for i in 1..order.len() {
         let s = order[i];
-        let candidates: Vec<u32> = order[..i]
-            .iter()
-            .copied()
-            .filter(|&t| free[t as usize] > 0)
-            .collect();
-        if candidates.is_empty() {
+        if free[order[i - 1] as usize] > 0 {
+            cands.set(i - 1, true);
+        }
+        if cands.len() == 0 {
             return Err(TopologyError::Parameters(
                 "not enough free ports to connect all switches".into(),
             ));
         }
-        let t = candidates[rng.gen_range(0..candidates.len())];
+        let t = order[cands.nth(rng.gen_range(0..cands.len()))];
         free[s as usize] -= 1;
         free[t as usize] -= 1;
+        if free[t as usize] == 0 {
+            cands.set(position[t as usize] as usize, false);
+        }
         adj.insert((s.min(t), s.max(t)));
         pairs.push((s, t));
+    }
+    // Switches with a free port, by index.
+    let mut open = Selector::new(n as usize);
+    for (s, &f) in free.iter().enumerate() {
+        if f > 0 {
+            open.set(s, true);
+        }
     }
     let mut attempts = 0u64;
     while (pairs.len() as u32) < p.links {
@@ -102,17 +191,20 @@ pub fn random(p: &RandomParams) -> Result<Topology, TopologyError> {
                 pairs.len()
             )));
         }
-        let open: Vec<u32> = (0..n).filter(|&s| free[s as usize] > 0).collect();
         if open.len() < 2 {
             return Err(TopologyError::Parameters("ran out of free ports".into()));
         }
-        let s = open[rng.gen_range(0..open.len())];
-        let t = open[rng.gen_range(0..open.len())];
+        let s = open.nth(rng.gen_range(0..open.len())) as u32;
+        let t = open.nth(rng.gen_range(0..open.len())) as u32;
         if s == t || (!p.multi_links && adj.contains(&(s.min(t), s.max(t)))) {
             continue;
         }
-        free[s as usize] -= 1;
-        free[t as usize] -= 1;
+        for x in [s, t] {
+            free[x as usize] -= 1;
+            if free[x as usize] == 0 {
+                open.set(x as usize, false);
+            }
+        }
         adj.insert((s.min(t), s.max(t)));
         pairs.push((s, t));
     }

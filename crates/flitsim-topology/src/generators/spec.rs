@@ -333,4 +333,52 @@ mod tests {
         assert!(e("random:switches=4,ports=8,endpoints=2,seed=1").contains("'links'"));
         assert!(e("fly:k=4,n=3,m=2").contains("unknown parameter 'm'"));
     }
+
+    /// Specs far beyond the size limits are refused up front with the limit in the message,
+    /// never an allocation failure or an arithmetic overflow.
+    #[test]
+    fn oversized_specs_are_refused() {
+        let e = |s: &str| from_spec(s).unwrap_err().to_string();
+        for (spec, want) in [
+            ("torus:100000x100000", "torus: 10000000000 switches is more than the limit of 16777216 (2^24)"),
+            ("mesh:65536x65536x65536", "mesh: 281474976710656 switches"),
+            ("torus:4294967295x4294967295x4294967295", "more than 2^64 switches"),
+            ("torus:4096x4097", "switches is more than the limit"),
+            ("torus:4x4,endpoints=4294967295", "ports per switch is too many"),
+            ("torus:4x4,trunk=4294967295", "ports per switch is too many"),
+            ("torus:4096x4096,endpoints=2", "endpoints is more than the limit"),
+            ("torus:2048x2048,trunk=10", "switch ports in total is more than the limit"),
+            ("xgft:h=3,m=1000,1000,1000,w=1,1000,1000", "xgft:"),
+            ("xgft:h=2,m=65535,65535,w=1,65535", "xgft:"),
+            ("xgft:h=8,m=4294967295,4294967295,4294967295,4294967295,4294967295,4294967295,4294967295,4294967295,w=1,2,3,4,5,6,7,8", "xgft:"),
+            ("xgft:h=1,m=4,w=2,total_endpoints=4294967295", "endpoints is more than the limit"),
+            ("xgft:h=1,m=4,w=2,endpoints=4294967295", "xgft:"),
+            ("kary-ntree:k=100000,n=3", "kary-ntree:"),
+            ("kary-ntree:k=2,n=4294967295", "kary-ntree:"),
+            ("kary-ntree:k=40000,n=1", "ports per switch is too many"),
+            ("fly:k=1048576,n=1", "ports per switch is too many"),
+            ("fly:k=64,n=6", "fly:"),
+            ("kautz:b=4294967295,n=1", "kautz:"),
+            ("kautz:b=4000,n=1", "kautz:"),
+            ("kautz:b=2,n=3,total_endpoints=4294967295", "kautz:"),
+            ("random:switches=4294967295,ports=8,endpoints=1,links=4294967294", "random:"),
+            ("random:switches=4,ports=70000,endpoints=1,links=4", "out of range"),
+            ("random:switches=1,ports=0,endpoints=0,links=0", "out of range"),
+            ("random:switches=10,ports=4294967295,endpoints=4294967295,links=4294967295", "random:"),
+        ] {
+            let msg = e(spec);
+            assert!(msg.contains(want), "{spec}: {msg}");
+            assert!(!msg.starts_with("error"), "{spec}: {msg}");
+        }
+    }
+
+    /// A large random network is built without rescanning all switches per link.
+    #[test]
+    fn large_random_network_builds_quickly() {
+        let t0 = std::time::Instant::now();
+        let t = from_spec("random:switches=20000,ports=8,endpoints=2,links=50000,seed=1").unwrap();
+        assert_eq!(t.num_switches(), 20000);
+        assert!(t.is_connected());
+        assert!(t0.elapsed().as_secs() < 30, "{:?}", t0.elapsed());
+    }
 }

@@ -1,6 +1,6 @@
 //! Tori and meshes: [`torus_or_mesh`], [`torus`], and the coordinate helpers [`coords`] and
 //! [`index`] that DOR uses. Port numbering: [`Shape::Torus`].
-use super::{attach_endpoints, finish, sw};
+use super::{attach_endpoints, check_size, finish, sw};
 use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// Coordinates of switch `i` in a torus/mesh with `sides` (dimension 0 fastest).
@@ -45,14 +45,28 @@ pub fn torus_or_mesh(
             "trunk and latency must be at least 1".into(),
         ));
     }
-    let dims = sides.len() as u32;
-    let n: u32 = sides.iter().product();
-    let ports = 2 * dims * trunk + endpoints_per_switch;
-    if ports > PortNum::MAX as u32 {
+    let kind = if wrap { "torus" } else { "mesh" };
+    let n64 = sides
+        .iter()
+        .fold(1u64, |acc, &k| acc.saturating_mul(u64::from(k)));
+    let ports64 = (2 * sides.len() as u64)
+        .saturating_mul(u64::from(trunk))
+        .saturating_add(u64::from(endpoints_per_switch));
+    if ports64 > PortNum::MAX as u64 {
         return Err(TopologyError::Parameters(format!(
-            "{ports} ports per switch is too many"
+            "{kind}: {ports64} ports per switch is too many (at most {})",
+            PortNum::MAX
         )));
     }
+    check_size(
+        kind,
+        n64,
+        n64.saturating_mul(u64::from(endpoints_per_switch)),
+        n64.saturating_mul(ports64),
+    )?;
+    let dims = sides.len() as u32;
+    let n = n64 as u32;
+    let ports = ports64 as u32;
     let switches = (0..n)
         .map(|i| {
             let c = coords(sides, i);
@@ -97,7 +111,6 @@ pub fn torus_or_mesh(
         latency,
     );
     links.extend(endpoint_links);
-    let kind = if wrap { "torus" } else { "mesh" };
     let name = format!(
         "{kind}-{}",
         sides

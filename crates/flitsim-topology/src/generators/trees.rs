@@ -1,7 +1,7 @@
 //! Fat trees and their relatives: the k-ary n-tree ([`kary_ntree`]), the extended generalized
 //! fat tree ([`xgft`], [`xgft_with_leaves`]) and the folded k-ary n-fly
 //! ([`folded_butterfly`]), which shares the k-ary n-tree's builder.
-use super::{attach_endpoints, endpoint, ep, finish, param_err, sw, EndpointPlacement};
+use super::{attach_endpoints, check_size, endpoint, ep, finish, param_err, sw, EndpointPlacement};
 use crate::{Link, PortNum, Shape, Switch, Topology, TopologyError};
 
 /// k-ary n-tree (Petrini & Vanneschi): `k^n` endpoints, `n` levels of `k^(n-1)` switches with
@@ -14,9 +14,11 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
             "k-ary n-tree needs k >= 2 and n >= 1".into(),
         ));
     }
-    k.checked_pow(n - 1)
-        .ok_or_else(|| TopologyError::Parameters("too large".into()))?;
+    if latency == 0 {
+        return Err(param_err("kary-ntree: latency must be at least 1"));
+    }
     kary_stages(
+        "kary-ntree",
         k,
         n,
         latency,
@@ -33,8 +35,11 @@ pub fn kary_ntree(k: u32, n: u32, latency: u32) -> Result<Topology, TopologyErro
 /// `switch_name(l, w)`). With `d = (w / place(l)) mod k`, the digit of place value `place(l)`,
 /// switch `w` of stage `l < n-1` connects up port `k + j` to down port `d` of the switch of
 /// stage `l + 1` whose index is `w` with that digit replaced by `j`. Endpoint `e` hangs on
-/// port `e mod k` of stage-0 switch `e / k`. The caller has checked the parameters.
+/// port `e mod k` of stage-0 switch `e / k`. The caller has checked `k ≥ 2`, `n ≥ 1` and the
+/// latency; this checks the sizes.
+#[allow(clippy::too_many_arguments)]
 fn kary_stages(
+    family: &str,
     k: u32,
     n: u32,
     latency: u32,
@@ -43,7 +48,27 @@ fn kary_stages(
     name: String,
     shape: Shape,
 ) -> Result<Topology, TopologyError> {
-    let per_stage = k.pow(n - 1);
+    let too_big = || {
+        param_err(format!(
+            "{family}: {k}^{} switches per stage is too many",
+            n - 1
+        ))
+    };
+    let per_stage = k.checked_pow(n - 1).ok_or_else(too_big)?;
+    if 2 * k as u64 > PortNum::MAX as u64 {
+        return Err(param_err(format!(
+            "{family}: {} ports per switch is too many (at most {})",
+            2 * k as u64,
+            PortNum::MAX
+        )));
+    }
+    let switches64 = u64::from(n).saturating_mul(u64::from(per_stage));
+    check_size(
+        family,
+        switches64,
+        u64::from(per_stage).saturating_mul(u64::from(k)),
+        switches64.saturating_mul(2 * u64::from(k)),
+    )?;
     let switches = (0..n)
         .flat_map(|l| (0..per_stage).map(move |w| (l, w)))
         .map(|(l, w)| Switch {
@@ -159,10 +184,30 @@ fn build_xgft(
         }
         *c = x;
     }
-    if count.iter().sum::<u64>() > u32::MAX as u64 / 2 {
-        return Err(too_big());
-    }
     let first_switch_level = if leaves.is_some() { 0 } else { 1 };
+    // Sizes, saturating: switches, endpoints and switch ports (a level-l switch has
+    // m_l + w_{l+1} ports; a level-0 switch its endpoints + w_1).
+    let switches64 = count[first_switch_level..]
+        .iter()
+        .fold(0u64, |a, &c| a.saturating_add(c));
+    let endpoints64 = match leaves {
+        None => count[0],
+        Some(EndpointPlacement::PerSwitch(e)) => count[0].saturating_mul(u64::from(e)),
+        Some(EndpointPlacement::Total(t)) => u64::from(t),
+    };
+    let mut ports64 = 0u64;
+    for l in first_switch_level..=h {
+        let up = if l < h { u64::from(w[l]) } else { 0 };
+        let down = if l == 0 {
+            endpoints64
+        } else {
+            count[l].saturating_mul(u64::from(m[l - 1]))
+        };
+        ports64 = ports64
+            .saturating_add(down)
+            .saturating_add(count[l].saturating_mul(up));
+    }
+    check_size("xgft", switches64, endpoints64, ports64)?;
     // base[l] = id of the first switch of level l.
     let mut base = vec![0u32; h + 1];
     let mut acc = 0u32;
@@ -299,10 +344,8 @@ pub fn folded_butterfly(k: u32, n: u32, latency: u32) -> Result<Topology, Topolo
     if latency == 0 {
         return Err(param_err("fly: latency must be at least 1"));
     }
-    k.checked_pow(n - 1)
-        .filter(|&x| x.checked_mul(n.max(k)).is_some_and(|y| y <= 1 << 24))
-        .ok_or_else(|| param_err("fly: too large"))?;
     kary_stages(
+        "fly",
         k,
         n,
         latency,

@@ -25,6 +25,20 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
         message: format!("line {line}: {m}"),
     };
     let Parsed { nodes, halves } = parse_lines(text).map_err(|(l, m)| perr(l, m))?;
+    if nodes.is_empty() {
+        return Err(perr(
+            text.lines().count().max(1),
+            "the file ends without any Switch or Ca record (an empty topology file)".into(),
+        ));
+    }
+    if let Some(first) = nodes.iter().find(|n| n.kind == Kind::Ca) {
+        if nodes.iter().all(|n| n.kind == Kind::Ca) {
+            return Err(perr(
+                first.line,
+                "the file has no Switch record (endpoints must attach to switches)".into(),
+            ));
+        }
+    }
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
         if let Some(&j) = by_id.get(n.id.as_str()) {
@@ -40,6 +54,8 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
     }
     // (node, port) → half.
     let mut at: HashMap<(usize, u16), usize> = HashMap::new();
+    // Ports named only as the far end of a link: (node, port) → line.
+    let mut claimed: HashMap<(usize, u16), usize> = HashMap::new();
     let mut remote_of = Vec::with_capacity(halves.len());
     for (hi, h) in halves.iter().enumerate() {
         if let Some(&prev) = at.get(&(h.node, h.port)) {
@@ -74,6 +90,21 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
             ));
         }
         remote_of.push(r);
+    }
+    for (hi, h) in halves.iter().enumerate() {
+        let key = (remote_of[hi], h.remote_port);
+        if at.contains_key(&key) {
+            continue; // the two halves are checked against each other below
+        }
+        if let Some(prev) = claimed.insert(key, h.line) {
+            return Err(perr(
+                h.line,
+                format!(
+                    "port {} of \"{}\" is already the far end of the link on line {prev}",
+                    h.remote_port, nodes[key.0].id
+                ),
+            ));
+        }
     }
     // Both halves of a link must agree.
     for (hi, h) in halves.iter().enumerate() {
@@ -153,26 +184,28 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
     for (s, n) in switches.iter_mut().zip(switch_names) {
         s.name = n;
     }
-    // Connected CA ports: port → (switch node, switch port, guid, lid).
-    type CaPort = (usize, u16, Option<u64>, Option<u16>);
+    // Connected CA ports: port → (switch node, switch port, guid, lid, line).
+    type CaPort = (usize, u16, Option<u64>, Option<u16>, usize);
     let mut ca_ports: Vec<BTreeMap<u16, CaPort>> = vec![BTreeMap::new(); nodes.len()];
     for (hi, h) in halves.iter().enumerate() {
         let r = remote_of[hi];
         if nodes[h.node].kind == Kind::Ca {
-            let e = ca_ports[h.node]
-                .entry(h.port)
-                .or_insert((r, h.remote_port, None, None));
+            let e =
+                ca_ports[h.node]
+                    .entry(h.port)
+                    .or_insert((r, h.remote_port, None, None, h.line));
             e.2 = e.2.or(h.local_guid);
             e.3 = e.3.or(h.local_lid);
         } else if nodes[r].kind == Kind::Ca {
             let e = ca_ports[r]
                 .entry(h.remote_port)
-                .or_insert((h.node, h.port, None, None));
+                .or_insert((h.node, h.port, None, None, h.line));
             e.2 = e.2.or(h.remote_guid);
             e.3 = e.3.or(h.remote_lid);
         }
     }
     let mut endpoints = Vec::new();
+    let mut endpoint_lines = Vec::new();
     let mut links = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         if n.kind != Kind::Ca {
@@ -180,9 +213,10 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
         }
         let multi = ca_ports[i].len() > 1;
         let desc = n.desc.clone().unwrap_or_else(|| n.id.clone());
-        for (&p, &(s, sp, guid, lid)) in &ca_ports[i] {
+        for (&p, &(s, sp, guid, lid, line)) in &ca_ports[i] {
             let id = endpoints.len() as u32;
-            let guid = guid.or(n.guid.map(|g| g + p as u64));
+            let guid = guid.or(n.guid.map(|g| g.wrapping_add(p as u64)));
+            endpoint_lines.push(line);
             endpoints.push(Endpoint {
                 name: if multi {
                     format!("{desc} p{p}")
@@ -213,6 +247,44 @@ pub(super) fn build(text: &str, origin: &str) -> Result<Topology, TopologyError>
     });
     for (e, n) in endpoints.iter_mut().zip(names) {
         e.name = n;
+    }
+    // Identities must be unique (Topology::new checks this too, but cannot name the line).
+    let mut guids: HashMap<u64, (String, usize)> = HashMap::new();
+    let mut lids: HashMap<u16, (String, usize)> = HashMap::new();
+    let idents = switches
+        .iter()
+        .zip(&sw_nodes)
+        .map(|(s, &i)| {
+            (
+                format!("switch \"{}\"", nodes[i].id),
+                s.guid,
+                s.lid,
+                nodes[i].line,
+            )
+        })
+        .chain(
+            endpoints
+                .iter()
+                .zip(&endpoint_lines)
+                .map(|(e, &l)| (format!("endpoint \"{}\"", e.name), e.guid, e.lid, l)),
+        );
+    for (who, guid, lid, line) in idents {
+        if let Some(g) = guid {
+            if let Some((prev, pl)) = guids.insert(g, (who.clone(), line)) {
+                return Err(perr(
+                    line,
+                    format!("{who} has GUID {g:#018x}, already the GUID of {prev} on line {pl}"),
+                ));
+            }
+        }
+        if let Some(l) = lid {
+            if let Some((prev, pl)) = lids.insert(l, (who.clone(), line)) {
+                return Err(perr(
+                    line,
+                    format!("{who} has LID {l}, already the LID of {prev} on line {pl}"),
+                ));
+            }
+        }
     }
     // Switch-to-switch links, each once, keyed by their lower end.
     let mut sw_links: BTreeMap<(u32, u16), (u32, u16)> = BTreeMap::new();

@@ -267,7 +267,7 @@ pub(super) fn parse_lines(text: &str) -> Result<Parsed, (usize, String)> {
                 let mut c = Cur::new(body);
                 c.skip_ws();
                 let n = c.decimal("the number of ports").map_err(err)?;
-                if n == 0 || n > PortNum::MAX as u64 - 1 {
+                if n == 0 || n > PortNum::MAX as u64 {
                     return Err(err(format!("port count {n} is out of range")));
                 }
                 c.skip_ws();
@@ -329,7 +329,7 @@ pub(super) fn parse_lines(text: &str) -> Result<Parsed, (usize, String)> {
                     .map_err(err)?;
                 let rp = c.decimal("a remote port number").map_err(err)?;
                 c.expect(']', "after the remote port number").map_err(err)?;
-                if rp == 0 || rp > PortNum::MAX as u64 - 1 {
+                if rp == 0 || rp > PortNum::MAX as u64 {
                     return Err(err(format!("remote port {rp} is out of range")));
                 }
                 let remote_guid = c.paren_guid("remote port GUID").map_err(err)?;
