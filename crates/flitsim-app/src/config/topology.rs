@@ -64,8 +64,9 @@ pub enum TopologyConfig {
         #[serde(default = "one")]
         link_latency: u32,
     },
-    /// A topology JSON file (`flitsim-topology` format); a relative path is taken from the
-    /// experiment file's directory.
+    /// A topology file in any format `flitsim topo` reads, recognised by its content:
+    /// flitsim topology JSON, an ibnetdiscover dump or an ibsim net file. A relative path is
+    /// taken from the experiment file's directory.
     File {
         /// Path of the file.
         path: String,
