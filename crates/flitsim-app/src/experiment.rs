@@ -204,6 +204,9 @@ pub fn run_experiment(
     let mut net = Network::build(&cfg.params(), &topo, fabric)?;
     let mut result = net.run();
     result.cdg = cdg;
+    if let Some(units) = &cfg.units {
+        units.add_physical(&mut result);
+    }
     Ok(result)
 }
 

@@ -6,6 +6,7 @@
 //! | `parse.rs` | TOML text and `--set key=value` overrides → [`ExperimentConfig`], with positioned errors |
 //! | `topology.rs` | `[topology]` ([`TopologyConfig`]) |
 //! | `routing.rs` | `[routing]` ([`RoutingConfig`]) |
+//! | `units.rs` | `[units]` ([`UnitsConfig`]) and quantities with units (`"2KiB"`, `"100ns"`, `"8Gb/s"`), converted before typing |
 //!
 //! The engine's sections (`[switch]`, `[nic]`, `[traffic]`, `[qos]`, `[run]`) are the types of
 //! [`flitsim_sim::config`], embedded as they are. Every field has a default and a unit in its
@@ -13,9 +14,11 @@
 mod parse;
 mod routing;
 mod topology;
+pub mod units;
 
 pub use routing::RoutingConfig;
 pub use topology::TopologyConfig;
+pub use units::UnitsConfig;
 
 use flitsim_sim::config::{
     NicConfig, QosConfig, RunConfig, SimParams, SwitchConfig, TrafficConfig,
@@ -50,6 +53,10 @@ pub struct ExperimentConfig {
     /// Warm-up, measurement, drain and stall detection.
     #[serde(default)]
     pub run: RunConfig,
+    /// Physical units: bytes per flit and the cycle (or link rate). With it, quantities may be
+    /// written with units (`"2KiB"`, `"100ns"`, `"8Gb/s"`) and results gain physical twins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units: Option<UnitsConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -60,6 +67,8 @@ impl ExperimentConfig {
     /// The JSON Schema of experiment files (for editors and documentation).
     pub fn json_schema() -> String {
         let schema = schemars::schema_for!(ExperimentConfig);
+        let mut schema = serde_json::to_value(&schema).expect("schema serialises");
+        units::widen_schema(&mut schema);
         serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 

@@ -7,7 +7,7 @@ use crate::ExperimentError;
 
 /// Prefixes a deserialisation message with its key path and adds a "did you mean" hint for an
 /// unknown field or variant.
-fn describe(path: &str, message: &str) -> String {
+pub(super) fn describe(path: &str, message: &str) -> String {
     let mut out = if path.is_empty() || path == "." {
         message.to_string()
     } else {
@@ -50,7 +50,7 @@ pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+pub(super) fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("bad key \"{key}\""));
@@ -69,7 +69,7 @@ fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), 
     Ok(())
 }
 
-fn parse_value(text: &str) -> toml::Value {
+pub(super) fn parse_value(text: &str) -> toml::Value {
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
         Ok(mut t) => t
             .remove("v")
@@ -93,6 +93,14 @@ impl ExperimentConfig {
             origin: origin.to_string(),
             message,
         };
+        // Physical units (`[units]`, quantity strings): converted on the value tree, then typed.
+        if let Some(mut cfg) = super::units::parse_with_units(text, sets).map_err(cfg_err)? {
+            if let Some(s) = seed {
+                cfg.seed = s;
+            }
+            cfg.validate().map_err(cfg_err)?;
+            return Ok(cfg);
+        }
         // Type-check the file as written first, so errors carry line and column.
         let mut cfg: ExperimentConfig = {
             let de = toml::Deserializer::new(text);

@@ -138,6 +138,7 @@ impl Collector {
             ports: end.ports,
             deadlock: end.deadlock,
             cdg: None,
+            physical: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

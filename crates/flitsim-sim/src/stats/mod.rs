@@ -4,6 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod collector;
+mod physical;
+
+pub use physical::{LatencyNs, PhysicalResults};
 
 const EXACT: u64 = 1024;
 const SUB: u64 = 64; // sub-buckets per octave above EXACT (≤ 1.6 % relative error)
@@ -308,6 +311,11 @@ pub struct RunResult {
     /// JSON value: the manager's report types do not derive `JsonSchema`.
     #[schemars(with = "Option<serde_json::Value>")]
     pub cdg: Option<flitsim_manager::cdg::CdgReport>,
+    /// Physical twins of the cycle figures (`latency_ns`, `network_latency_ns`,
+    /// `offered_gbps`, `accepted_gbps`, `accepted_mbps`), present only when the experiment has
+    /// a `[units]` table.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub physical: Option<PhysicalResults>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

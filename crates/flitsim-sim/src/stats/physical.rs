@@ -1,0 +1,72 @@
+//! Physical twins of a run's cycle figures (`latency_ns`, `network_latency_ns`, `offered_gbps`,
+//! `accepted_gbps`, `accepted_mbps`), present in a [`RunResult`] when the experiment has a
+//! `[units]` table. The engine counts cycles and flits only; the application layer, which
+//! knows the units, adds these with [`RunResult::add_physical`].
+use super::{LatencySummary, RunResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Latency statistics in nanoseconds: the cycle figures of the same [`LatencySummary`] times
+/// `units.cycle_ns`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct LatencyNs {
+    /// Mean, ns.
+    pub mean: f64,
+    /// Median, ns.
+    pub p50: f64,
+    /// 99th percentile, ns.
+    pub p99: f64,
+    /// Maximum, ns.
+    pub max: f64,
+}
+
+impl LatencyNs {
+    /// `l` (cycles) × `cycle_ns`, statistic by statistic.
+    pub fn from_cycles(l: &LatencySummary, cycle_ns: f64) -> Self {
+        LatencyNs {
+            mean: l.mean * cycle_ns,
+            p50: l.p50 as f64 * cycle_ns,
+            p99: l.p99 as f64 * cycle_ns,
+            max: l.max as f64 * cycle_ns,
+        }
+    }
+}
+
+/// The physical twins of a run's cycle figures. Throughputs are per endpoint, like
+/// `offered_load` and `accepted_load`: `load · flit_bytes · 8 / cycle_ns` Gb/s
+/// (bits per ns) and `load · flit_bytes · 1000 / cycle_ns` MB/s (10⁶ bytes per second).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct PhysicalResults {
+    /// `latency` in nanoseconds (only with `[units]`).
+    pub latency_ns: LatencyNs,
+    /// `network_latency` in nanoseconds (only with `[units]`).
+    pub network_latency_ns: LatencyNs,
+    /// `offered_load` in Gb/s per endpoint (only with `[units]`).
+    pub offered_gbps: f64,
+    /// `accepted_load` in Gb/s per endpoint (only with `[units]`).
+    pub accepted_gbps: f64,
+    /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint (only with `[units]`).
+    pub accepted_mbps: f64,
+}
+
+impl PhysicalResults {
+    /// The twins of `r`'s figures for flits of `flit_bytes` bytes and cycles of `cycle_ns`
+    /// nanoseconds.
+    pub fn new(r: &RunResult, flit_bytes: u32, cycle_ns: f64) -> Self {
+        let bytes_per_ns = |load: f64| load * flit_bytes as f64 / cycle_ns;
+        PhysicalResults {
+            latency_ns: LatencyNs::from_cycles(&r.latency, cycle_ns),
+            network_latency_ns: LatencyNs::from_cycles(&r.network_latency, cycle_ns),
+            offered_gbps: bytes_per_ns(r.offered_load) * 8.0,
+            accepted_gbps: bytes_per_ns(r.accepted_load) * 8.0,
+            accepted_mbps: bytes_per_ns(r.accepted_load) * 1000.0,
+        }
+    }
+}
+
+impl RunResult {
+    /// Adds the physical twins of the cycle figures (see [`PhysicalResults`]).
+    pub fn add_physical(&mut self, flit_bytes: u32, cycle_ns: f64) {
+        self.physical = Some(PhysicalResults::new(self, flit_bytes, cycle_ns));
+    }
+}
