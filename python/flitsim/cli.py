@@ -433,11 +433,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         f"warmup {_fmt(cyc.get('warmup'), 0)}, measure {_fmt(cyc.get('measure'), 0)}, "
         f"total {_fmt(cyc.get('total'), 0)}",
     )
-    item("offered load", f"{_fmt(r.get('offered_load'), 4)} flits/cycle/endpoint")
-    item("accepted load", f"{_fmt(r.get('accepted_load'), 4)} flits/cycle/endpoint")
+    item("offered load", f"{_fmt(r.get('offered_load'), 4)} flits/cycle/endpoint"
+         + _gbps(r.get("offered_gbps")))
+    item("accepted load", f"{_fmt(r.get('accepted_load'), 4)} flits/cycle/endpoint"
+         + _gbps(r.get("accepted_gbps")))
     item("saturated", _yes_no(r.get("saturated")))
     item("latency", _latency(r.get("latency")))
+    if r.get("latency_ns"):
+        item("", _latency(r.get("latency_ns"), "ns"))
     item("network latency", _latency(r.get("network_latency")))
+    if r.get("network_latency_ns"):
+        item("", _latency(r.get("network_latency_ns"), "ns"))
     item("hops (mean)", _fmt(r.get("hops_mean"), 2))
     dl = r.get("deadlock")
     if dl:
@@ -496,12 +502,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def _latency(lat: Optional[Dict[str, Any]]) -> str:
+def _latency(lat: Optional[Dict[str, Any]], unit: str = "cycles") -> str:
     lat = lat or {}
     return (
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
-        f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  cycles"
+        f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  {unit}"
     )
+
+
+def _gbps(value: Any) -> str:
+    """`` (x Gb/s)`` when the run has physical units, else nothing."""
+    return "" if value is None else f" ({_fmt(value, 3)} Gb/s per endpoint)"
 
 
 from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)

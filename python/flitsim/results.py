@@ -185,6 +185,16 @@ _SUMMARY_COLUMNS: Tuple[_Column, ...] = (
     _Column("wall_seconds", ("performance", "wall_seconds")),
 )
 
+# Physical twins of the cycle figures (present only when the experiment has `[units]`): in
+# a summary row only when the run has them, so runs without `[units]` keep their columns.
+_PHYSICAL_COLUMNS: Tuple[_Column, ...] = (
+    *_latency_columns("latency_ns", _LATENCY_STATS),
+    *_latency_columns("network_latency_ns", _LATENCY_STATS),
+    _Column("offered_gbps", ("offered_gbps",)),
+    _Column("accepted_gbps", ("accepted_gbps",)),
+    _Column("accepted_mbps", ("accepted_mbps",)),
+)
+
 # Per-SL statistics (`ClassResult`) repeated as wide columns `sl.<name>.<stat>` in a summary
 # row.
 _SL_WIDE_COLUMNS: Tuple[_Column, ...] = (
@@ -303,6 +313,8 @@ def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
 def summary_row(summary: Mapping[str, Any]) -> Dict[str, Any]:
     """The flat cells of one run's summary row (without the sweep's prefix columns)."""
     row = _cells(summary, _SUMMARY_COLUMNS)
+    if _physical(summary):
+        row.update(_cells(summary, _PHYSICAL_COLUMNS))
     names = sl_names(summary)
     for c in summary.get("per_sl") or ():
         name = names[int(c.get("sl", 0))]
@@ -316,10 +328,17 @@ def summary_schema(prefix: Sequence["pa.Field"], summary: Mapping[str, Any]) -> 
     import pyarrow as pa
 
     fields = list(_schema(prefix, "RunResult", _SUMMARY_COLUMNS))
+    if _physical(summary):
+        fields += list(_schema([], "RunResult", _PHYSICAL_COLUMNS))
     wide = _schema([], "ClassResult", _SL_WIDE_COLUMNS)
     for _sl, name in sorted(sl_names(summary).items()):
         fields += [pa.field(f"sl.{name}.{f.name}", f.type) for f in wide]
     return pa.schema(fields)
+
+
+def _physical(summary: Mapping[str, Any]) -> bool:
+    """True when the run has the physical twins of its cycle figures (``[units]``)."""
+    return "latency_ns" in summary
 
 
 def per_sl_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:

@@ -189,7 +189,8 @@ def _schema_leaves(schema, node, path=()):
 
 def _tabled_paths():
     """Every summary path a table or the not-tabled list accounts for."""
-    paths = [c.path for c in results._SUMMARY_COLUMNS] + list(results.NOT_TABLED)
+    paths = [c.path for c in (*results._SUMMARY_COLUMNS, *results._PHYSICAL_COLUMNS)]
+    paths += list(results.NOT_TABLED)
     for name, cols in results._LIST_TABLES:
         paths += [(name, "[]", *c.path) for c in cols]
     return paths
@@ -223,3 +224,22 @@ def test_column_types_come_from_the_core_schema(result: Result):
     bogus = results._Column("x", ("no_such_field",))
     with pytest.raises(KeyError, match="no_such_field"):
         results._arrow_type("RunResult", bogus)
+
+
+def test_physical_units_add_summary_columns_only_when_set(result: Result):
+    from flitsim.cli import format_summary
+
+    with_units = flitsim.run(
+        TINY_CONFIG + '\n[units]\nflit_bytes = 64\nlink_rate = "8Gb/s"\n',
+        sets=['run.measure="64us"'],
+    )
+    assert with_units["cycles"]["measure"] == 1000  # 64 µs at 64 ns per cycle
+    row = results.summary_row(with_units.summary)
+    assert row["latency_ns_p99"] == with_units["latency"]["p99"] * 64.0
+    assert row["accepted_gbps"] == pytest.approx(with_units["accepted_load"] * 8.0)
+    schema = results.summary_schema([], with_units.summary)
+    assert schema.field("latency_ns_mean").type == pa.float64()
+    assert "latency_ns_mean" not in results.summary_row(result.summary)
+    assert "latency_ns_mean" not in results.summary_schema([], result.summary).names
+    assert " ns" in format_summary(with_units.summary)
+    assert "Gb/s" not in format_summary(result.summary)

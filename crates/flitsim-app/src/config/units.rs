@@ -577,8 +577,8 @@ fn convert_value(
             }
         }
         toml::Value::String(s) => {
-            let Some(dim) = dimension_of(path) else {
-                return Ok(());
+            let Some(dim) = dimension_of(path).filter(|_| looks_like_quantity(s)) else {
+                return Ok(()); // not a quantity: typed deserialisation reports the wrong type
             };
             let err = |m: String| format!("key `{path}`{}: \"{s}\" {m}", loc.at(path));
             let q = parse_quantity(s).map_err(err)?;
@@ -613,7 +613,15 @@ fn convert_doc(doc: &mut toml::Table, loc: &Locator) -> Result<Option<Units>, St
     result.map(|()| units)
 }
 
-/// True when `v` (at `path`) holds a string at a quantity key.
+/// True for a string that starts like a number (`"2KiB"`, `"-3B"`, `"1.5.2KB"`); any other
+/// string at a quantity key (`"high"`) is left to typed deserialisation, whose "invalid type"
+/// error names the key and line as before units existed.
+fn looks_like_quantity(s: &str) -> bool {
+    s.trim_start()
+        .starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.'))
+}
+
+/// True when `v` (at `path`) holds a quantity string at a quantity key.
 fn has_quantity_string(v: &toml::Value, path: &str) -> bool {
     match v {
         toml::Value::Table(t) => t.iter().any(|(k, c)| {
@@ -628,7 +636,7 @@ fn has_quantity_string(v: &toml::Value, path: &str) -> bool {
             .iter()
             .enumerate()
             .any(|(i, c)| has_quantity_string(c, &format!("{path}[{i}]"))),
-        toml::Value::String(_) => dimension_of(path).is_some(),
+        toml::Value::String(s) => dimension_of(path).is_some() && looks_like_quantity(s),
         _ => false,
     }
 }

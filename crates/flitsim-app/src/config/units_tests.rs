@@ -233,6 +233,12 @@ fn errors_name_the_key_and_its_line() {
         e.contains("switch.vl_buffer_flits") && e.contains("line 9"),
         "{e}"
     );
+    // A string that is no quantity at all is a wrong type, as without units.
+    let e = parse(&WITH_UNITS.replace("\"3.2GB/s\"", "\"high\""), &[]).unwrap_err();
+    assert!(
+        e.contains("key `traffic.load`") && e.contains("invalid type") && e.contains("line 11"),
+        "{e}"
+    );
     // Other mistakes in a file with units keep their key and line.
     let e = parse(&WITH_UNITS.replace("[switch]", "[swich]"), &[]).unwrap_err();
     assert!(
@@ -284,4 +290,27 @@ fn the_schema_accepts_quantity_strings() {
     // Keys that take no quantity are unchanged.
     let vls = &schema["definitions"]["RoutingConfig"]["properties"]["vls"];
     assert_eq!(vls["type"], "integer");
+}
+
+#[test]
+fn docs_list_exactly_the_quantity_keys() {
+    let doc = include_str!("../../../../docs/model.md");
+    let section = &doc[doc.find("## Physical units").expect("section")..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let rows: Vec<(String, String)> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| {
+            let (key, rest) = l.split_once("` | ")?;
+            Some((key.to_string(), rest.trim_end_matches(" |").to_string()))
+        })
+        .collect();
+    let expected: Vec<(String, String)> = QUANTITY_KEYS
+        .iter()
+        .map(|(k, d)| (k.to_string(), format!("{d:?}").to_lowercase()))
+        .collect();
+    assert_eq!(
+        rows, expected,
+        "docs/model.md, Physical units: the key table"
+    );
 }
