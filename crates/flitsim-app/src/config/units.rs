@@ -15,7 +15,7 @@
 //!   `G` (10⁹), `T` (10¹²), `Ki` (2¹⁰), `Mi` (2²⁰), `Gi` (2³⁰), `Ti` (2⁴⁰);
 //! * a time: `s`, `ms`, `us` (or `µs`, `μs`), `ns`, `ps`;
 //! * a rate: a size unit followed by `/s` (`8Gb/s`, `3MB/s`, `1GiB/s`).
-use super::parse::{describe, parse_value, set_path};
+use super::parse::{describe, edit_distance, parse_value, set_path};
 use super::ExperimentConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -451,6 +451,23 @@ fn resolve_units(t: &mut toml::Table, loc: &Locator) -> Result<Units, String> {
         }
         Ok(q.value)
     };
+    const KEYS: [&str; 3] = ["flit_bytes", "cycle_ns", "link_rate"];
+    if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        let (d, best) = KEYS
+            .iter()
+            .map(|c| (edit_distance(k, c), *c))
+            .min()
+            .expect("keys");
+        let hint = if d <= k.len().max(3) / 2 + 1 {
+            format!(" (did you mean `{best}`?)")
+        } else {
+            String::new()
+        };
+        return Err(key_err(
+            k,
+            format!("unknown key; expected one of `flit_bytes`, `cycle_ns`, `link_rate`{hint}"),
+        ));
+    }
     let flit_bytes = match t.get("flit_bytes") {
         None => {
             return Err(format!(

@@ -183,6 +183,11 @@ fn link_rate_gives_the_cycle_and_must_agree_with_cycle_ns() {
     assert_eq!(e, Ok(300));
     let e = parse(&t(""), &[]).unwrap_err();
     assert!(e.contains("needs `cycle_ns` or `link_rate`"), "{e}");
+    let e = parse(&WITH_UNITS.replace("flit_bytes", "flit_byte"), &[]).unwrap_err();
+    assert!(
+        e.contains("key `units.flit_byte` (line 2)") && e.contains("did you mean `flit_bytes`"),
+        "{e}"
+    );
     let e = parse(&WITH_UNITS.replace("flit_bytes = 32\n", ""), &[]).unwrap_err();
     assert!(e.contains("flit_bytes") && e.contains("required"), "{e}");
 }
