@@ -291,6 +291,8 @@ fn the_schema_accepts_quantity_strings() {
     let weight =
         &schema["definitions"]["VlArbQosConfig"]["properties"]["high"]["items"]["items"][1];
     assert_eq!(weight["oneOf"][1]["type"], "string", "{weight}");
+    let torus = &schema["definitions"]["TopologyConfig"]["oneOf"][0]["properties"];
+    assert_eq!(torus["link_latency"]["oneOf"][1]["type"], "string", "{torus}");
     assert!(schema["properties"]["units"].is_object());
     // Keys that take no quantity are unchanged.
     let vls = &schema["definitions"]["RoutingConfig"]["properties"]["vls"];
