@@ -297,7 +297,8 @@ def schema() -> None:
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
+    help="Progress on stderr: a bar on a terminal, else one line per finished run "
+    "(default: the bar when stderr is a terminal, else nothing).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary rows as JSON.")
 def sweep(
@@ -316,8 +317,9 @@ def sweep(
     """Run FILE for every combination of --vary values and seeds; store the results.
 
     Writes OUT/sweep.json and one Parquet file per run under OUT/summary, OUT/per_sl and
-    OUT/histogram; read them with flitsim.load_sweep(OUT). Rerunning the same command skips
-    the runs already finished.
+    OUT/histogram; read them with flitsim.load_sweep(OUT), pandas, polars or DuckDB.
+    Rerunning the same command skips the runs already finished (and says how many) and
+    reruns those with a damaged file.
 
     \b
     Example:
@@ -352,6 +354,7 @@ def sweep(
         progress=progress,
         overwrite=overwrite,
         sets=checked,
+        log=lambda message: click.echo(message, err=True),
     )
 
     rows = table.to_pylist()
