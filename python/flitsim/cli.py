@@ -376,6 +376,9 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         else:
             groups.append((point, [row]))
     header = tuple(keys) + ("seeds", "accepted", "lat mean", "saturated")
+    deadlocks = any(r.get("deadlock") for r in rows)
+    if deadlocks:
+        header += ("deadlock",)
     lines = []
     body = []
     for point, group in groups:
@@ -383,10 +386,16 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         accepted = _mean(r.get("accepted_load") for r in group)
         latency = _mean(r.get("latency_mean") for r in group)
         saturated = sum(1 for r in group if r.get("saturated"))
-        body.append(
-            tuple(value_label(v) for v in point)
-            + (str(n), _fmt(accepted, 4), _fmt(latency, 1), f"{saturated}/{n}")
+        deadlocked = sum(1 for r in group if r.get("deadlock"))
+        # A point whose runs all deadlocked before measuring anything has no mean.
+        miss = "deadlock" if deadlocked else "-"
+        cells = tuple(value_label(v) for v in point) + (
+            str(n), _fmt(accepted, 4, missing=miss), _fmt(latency, 1, missing=miss),
+            f"{saturated}/{n}",
         )
+        if deadlocks:
+            cells += (f"{deadlocked}/{n}",)
+        body.append(cells)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body)]
     widths = [max(w, 6) for w in widths]
     lines.append(_row(header, widths, left=len(keys)))
@@ -416,7 +425,13 @@ def _example_dir_candidates() -> Iterator[Path]:
 
 
 def format_summary(r: Dict[str, Any], title: str = "") -> str:
-    """Render an engine summary as a short human-readable report."""
+    """Render an engine summary as a short human-readable report. A statistic that a
+    deadlocked run could not measure prints as ``deadlock``."""
+    from .results import measured
+
+    r = measured(r)
+    # What an unmeasured statistic prints as.
+    miss = "deadlock" if r.get("deadlock") else "-"
     lines: List[str] = []
     head = f"flitsim run {title}".rstrip()
     described = ", ".join(str(r[k]) for k in ("topology", "routing") if r.get(k))
@@ -436,12 +451,13 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         f"warmup {_fmt(cyc.get('warmup'), 0)}, measure {_fmt(cyc.get('measure'), 0)}, "
         f"total {_fmt(cyc.get('total'), 0)}",
     )
-    item("offered load", f"{_fmt(r.get('offered_load'), 4)} flits/cycle/endpoint")
-    item("accepted load", f"{_fmt(r.get('accepted_load'), 4)} flits/cycle/endpoint")
+    for label, key in (("offered load", "offered_load"), ("accepted load", "accepted_load")):
+        value = r.get(key)
+        item(label, miss if value is None else f"{_fmt(value, 4)} flits/cycle/endpoint")
     item("saturated", _yes_no(r.get("saturated")))
-    item("latency", _latency(r.get("latency")))
-    item("network latency", _latency(r.get("network_latency")))
-    item("hops (mean)", _fmt(r.get("hops_mean"), 2))
+    item("latency", _latency(r.get("latency"), miss))
+    item("network latency", _latency(r.get("network_latency"), miss))
+    item("hops (mean)", _fmt(r.get("hops_mean"), 2, missing=miss))
     dl = r.get("deadlock")
     if dl:
         blocked = dl.get("blocked") or []
@@ -473,17 +489,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         lines.append("  " + _row(header, widths, left=2))
         for c in per_sl:
             lat = c.get("latency") or {}
+            if miss != "-" and c.get("accepted_load") is None and lat.get("mean") is None:
+                cells = (_fmt(c.get("sl"), 0), str(c.get("name", "")), "deadlock: nothing measured")
+                lines.append("  " + _row(cells, widths[:2] + (0,), left=3))
+                continue
             cells = (
                 _fmt(c.get("sl"), 0),
                 str(c.get("name", "")),
-                _fmt(c.get("share"), 2),
-                _fmt(c.get("offered_load"), 4),
-                _fmt(c.get("accepted_load"), 4),
-                _fmt(lat.get("mean"), 1),
-                _fmt(lat.get("p50"), 1),
-                _fmt(lat.get("p99"), 1),
-                _fmt(lat.get("max"), 1),
-            )
+                _fmt(c.get("share"), 2, missing=miss),
+                _fmt(c.get("offered_load"), 4, missing=miss),
+                _fmt(c.get("accepted_load"), 4, missing=miss),
+            ) + tuple(_fmt(lat.get(k), 1, missing=miss) for k in ("mean", "p50", "p99", "max"))
             lines.append("  " + _row(cells, widths, left=2))
         lines.append("  (latencies in cycles)")
 
@@ -499,8 +515,10 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def _latency(lat: Optional[Dict[str, Any]]) -> str:
+def _latency(lat: Optional[Dict[str, Any]], miss: str = "-") -> str:
     lat = lat or {}
+    if lat.get("mean") is None and miss != "-":
+        return f"{miss} (no packet measured)"
     return (
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
         f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  cycles"

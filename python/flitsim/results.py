@@ -147,7 +147,7 @@ def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
         fields += [(f"{block}_{s}", pa.float64()) for s in _LATENCY_STATS]
         fields.append((f"{block}_count", pa.int64()))
     rows = []
-    for c in summary.get("per_sl") or ():
+    for c in measured(summary).get("per_sl") or ():
         row = {
             "sl": c.get("sl"),
             "name": c.get("name"),
@@ -243,6 +243,74 @@ _HISTOGRAM_FIELDS: Tuple[Tuple[str, str], ...] = (
 )
 
 
+def measured(summary: Mapping[str, Any]) -> Dict[str, Any]:
+    """The summary with the statistics of an empty measurement window set to ``None``.
+
+    The contract for a deadlocked run (``deadlock`` present, ``saturated`` true) is that
+    statistics of an empty window are ``null``; engines of flitsim 0.1 report them as 0.
+    This applies the contract to either: a latency block (total or per SL) that counted no
+    packet has no mean, percentiles or maximum, and when a run deadlocked before its
+    measurement window began (``cycles.total <= cycles.warmup``) its offered and accepted
+    loads, shares and mean hop count are unknown too. Numbers of a window that measured
+    something are kept as they are. Returns a new dict; ``summary`` is not changed.
+
+    >>> s = {"deadlock": {"cycle": 900}, "offered_load": 0.0, "accepted_load": 0.0,
+    ...      "cycles": {"warmup": 1000, "measure": 5000, "total": 900},
+    ...      "hops_mean": 0.0, "latency": {"mean": 0.0, "max": 0, "count": 0},
+    ...      "per_sl": [{"sl": 0, "offered_load": 0.0, "latency": {"mean": 0.0, "count": 0}}]}
+    >>> m = measured(s)
+    >>> m["offered_load"], m["latency"], m["per_sl"][0]["offered_load"]
+    (None, {'mean': None, 'max': None, 'count': 0}, None)
+    >>> measured({"accepted_load": 0.5, "latency": {"mean": 9.0, "count": 4}}) == {
+    ...     "accepted_load": 0.5, "latency": {"mean": 9.0, "count": 4}}
+    True
+    """
+    result = dict(summary)
+    cycles = summary.get("cycles") or {}
+    total, warmup = cycles.get("total"), cycles.get("warmup")
+    empty = (
+        bool(summary.get("deadlock"))
+        and isinstance(total, int)
+        and isinstance(warmup, int)
+        and total <= warmup
+    )
+    for block in ("latency", "network_latency"):
+        if block in result:
+            result[block] = _empty_block(result[block])
+    if empty:
+        for key in ("offered_load", "accepted_load", "hops_mean"):
+            if key in result:
+                result[key] = None
+    classes = []
+    for c in summary.get("per_sl") or ():
+        c = dict(c)
+        for block in ("latency", "network_latency"):
+            if block in c:
+                c[block] = _empty_block(c[block])
+        if empty:
+            for key in ("offered_load", "accepted_load", "share"):
+                if key in c:
+                    c[key] = None
+        classes.append(c)
+    if "per_sl" in result:
+        result["per_sl"] = classes
+    return result
+
+
+def _count(block: Any) -> Optional[int]:
+    if not isinstance(block, Mapping):
+        return None
+    count = block.get("count")
+    return count if isinstance(count, int) else None
+
+
+def _empty_block(block: Any) -> Any:
+    """A latency block that counted no packet: every statistic but the count is ``None``."""
+    if _count(block) != 0:
+        return block
+    return {k: (v if k == "count" else None) for k, v in block.items()}
+
+
 def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
     """SL number → the name used in wide column names (the class name, or ``sl<N>`` when a
     class has no name or shares it with another)."""
@@ -256,15 +324,17 @@ def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
 
 
 def summary_row(summary: Mapping[str, Any]) -> Dict[str, Any]:
-    """The flat cells of one run's summary row (without the sweep's prefix columns)."""
+    """The flat cells of one run's summary row (without the sweep's prefix columns); the
+    statistics of an empty measurement window are ``None`` (:func:`measured`)."""
+    summary = measured(summary)
     lat = summary.get("latency") or {}
     net = summary.get("network_latency") or {}
     flits = summary.get("flits") or {}
     perf = summary.get("performance") or {}
     row: Dict[str, Any] = {
         "endpoints": summary.get("endpoints"),
-        "offered_load": summary.get("offered_load"),
-        "accepted_load": summary.get("accepted_load"),
+        "offered_load": _float(summary.get("offered_load")),
+        "accepted_load": _float(summary.get("accepted_load")),
         "saturated": summary.get("saturated"),
         "drained": summary.get("drained"),
         "deadlock": bool(summary.get("deadlock")),
@@ -273,7 +343,7 @@ def summary_row(summary: Mapping[str, Any]) -> Dict[str, Any]:
     row.update(_latency_cells(net, "network_latency"))
     row.update(
         {
-            "hops_mean": summary.get("hops_mean"),
+            "hops_mean": _float(summary.get("hops_mean")),
             "flits_generated": flits.get("generated"),
             "flits_delivered": flits.get("delivered"),
             "flits_remaining": flits.get("remaining"),
@@ -307,7 +377,9 @@ def summary_schema(prefix: Sequence["pa.Field"], summary: Mapping[str, Any]) -> 
 
 
 def per_sl_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """One flat row per SL (without the sweep's prefix columns)."""
+    """One flat row per SL (without the sweep's prefix columns); statistics of an empty
+    measurement window are ``None`` (:func:`measured`)."""
+    summary = measured(summary)
     rows = []
     for c in summary.get("per_sl") or ():
         lat = c.get("latency") or {}
@@ -316,9 +388,9 @@ def per_sl_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:
             {
                 "sl": c.get("sl"),
                 "name": c.get("name"),
-                "offered_load": c.get("offered_load"),
-                "accepted_load": c.get("accepted_load"),
-                "share": c.get("share"),
+                "offered_load": _float(c.get("offered_load")),
+                "accepted_load": _float(c.get("accepted_load")),
+                "share": _float(c.get("share")),
                 "latency_mean": _float(lat.get("mean")),
                 "latency_p50": _float(lat.get("p50")),
                 "latency_p99": _float(lat.get("p99")),
