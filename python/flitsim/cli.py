@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import click
 
@@ -25,7 +25,9 @@ from ._format import scale as _scale
 from ._format import value_label
 from ._format import yes_no as _yes_no
 
-# (name, file under examples/, load) of the scenarios `flitsim bench` runs.
+# (name, file under examples/, load) of the scenarios `flitsim bench` runs. The package
+# ships copies of the three files (flitsim/scenarios/, kept equal to examples/ by
+# tests/python/test_cli.py), so that the benchmark runs from anywhere after `pip install`.
 BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
     ("torus-16x16-uniform", "torus-16x16-uniform.toml", 0.2),
     ("torus-8x8-uniform", "torus-8x8-uniform.toml", 0.5),
@@ -90,16 +92,19 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
     "--examples-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory holding the scenario files (default: ./examples, then the repository's).",
+    help="Directory holding the scenario files (default: the copies installed with flitsim, "
+    "the same as the repository's examples/).",
 )
 def bench(quick: bool, examples_dir: Optional[Path]) -> None:
-    """Run the macro-benchmark scenarios and print simulation speed."""
-    directory = examples_dir if examples_dir is not None else find_examples_dir()
-    if directory is None:
-        fail(
-            "cannot find the examples/ directory; run `flitsim bench` from the repository "
-            "root or pass --examples-dir"
-        )
+    """Run the macro-benchmark scenarios and print simulation speed.
+
+    The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
+    fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
+    directory.
+    """
+    directory = examples_dir if examples_dir is not None else bench_scenarios_dir()
+    if not directory.is_dir():
+        fail(f"benchmark scenario directory not found: {directory}")
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
         fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
@@ -408,20 +413,9 @@ def _mean(values: Iterable[Any]) -> Optional[float]:
     return sum(numbers) / len(numbers) if numbers else None
 
 
-def find_examples_dir() -> Optional[Path]:
-    """``./examples`` if it exists, else ``examples/`` of the repository holding this package."""
-    for candidate in _example_dir_candidates():
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-def _example_dir_candidates() -> Iterator[Path]:
-    yield Path.cwd() / "examples"
-    # In a source checkout this file is <repo>/python/flitsim/cli.py.
-    here = Path(__file__).resolve()
-    if len(here.parents) > 2:
-        yield here.parents[2] / "examples"
+def bench_scenarios_dir() -> Path:
+    """The scenario files of ``flitsim bench`` installed with the package."""
+    return Path(__file__).resolve().parent / "scenarios"
 
 
 def format_summary(r: Dict[str, Any], title: str = "") -> str:
