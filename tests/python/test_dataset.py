@@ -304,3 +304,22 @@ def test_progress_on_a_pipe_prints_a_line_per_run(tiny_config: Path, tmp_path: P
     ]
     assert all(" accepted 0." in line and line.endswith(" s") for line in lines)
     assert "\r" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"version": 9}, "sweep format version 9 is not supported (this flitsim reads versions"),
+        ({"vary": None}, "damaged sweep description (no valid 'vary')"),
+        ({"seeds": "1"}, "damaged sweep description (no valid 'seeds')"),
+    ],
+)
+def test_a_bad_sweep_description_is_named(clean_sweep: Path, tmp_path: Path, runner, change,
+                                          message):
+    out = tmp_path / "out"
+    shutil.copytree(clean_sweep, out)
+    spec = json.loads((out / "sweep.json").read_text())
+    (out / "sweep.json").write_text(json.dumps({**spec, **change}))
+    with pytest.raises(flitsim.FlitsimError, match="sweep.json: "):
+        flitsim.load_sweep(out)
+    assert_user_error(invoke(runner, "report", out), str(out / "sweep.json"), message)
