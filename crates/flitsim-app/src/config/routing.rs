@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
-    /// `dor`, `dmodk` or `minhop`; default: `dor` for tori/meshes, `dmodk` for k-ary n-trees,
-    /// `minhop` otherwise.
+    /// `dor`, `dmodk` (alias `updown-dmodk`), `ftree`, `updn`, `minhop`, `sssp`, `lash` or
+    /// `dfsssp`; default: `dor` for tori and meshes, `dmodk` for k-ary n-trees, `ftree` for
+    /// XGFTs, `minhop` otherwise.
     #[serde(default)]
     pub engine: Option<String>,
-    /// Data VLs per link (default 2).
+    /// Data VLs per link, 1 to 32 (default 2).
     #[serde(default = "default_vls")]
+    #[schemars(range(min = 1, max = 32))]
     pub vls: u8,
     /// Check the channel dependency graph before running and refuse cyclic tables
     /// (default false: a cyclic routing runs, and the stall detector reports a deadlock).
