@@ -66,14 +66,62 @@ fn yes() -> bool {
     true
 }
 
+/// The largest number of cycles a run may span (`warmup + measure + drain_max`): 2^53, the
+/// largest count of cycles that rates and means computed in `f64` still count exactly.
+pub const MAX_RUN_CYCLES: u64 = 1 << 53;
+
 impl RunConfig {
-    /// Range checks that serde cannot express. Messages name the key.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Range checks that serde cannot express. Errors name the key.
+    ///
+    /// `stall_cycles = 0` is an error: the stall detector cannot be turned off (a deadlocked
+    /// run would otherwise spin until `drain_max`); a large value makes it patient instead.
+    pub fn validate(&self) -> Result<(), super::ParamError> {
+        use super::ParamError;
         if self.measure == 0 {
-            return Err("run.measure must be at least 1 cycle".into());
+            return Err(ParamError::new("run.measure", "must be at least 1 cycle"));
+        }
+        if self.stall_cycles == 0 {
+            return Err(ParamError::new(
+                "run.stall_cycles",
+                "must be at least 1 cycle (the deadlock detector cannot be turned off; a large value makes it patient)",
+            ));
+        }
+        for (key, v) in [
+            ("run.warmup", self.warmup),
+            ("run.measure", self.measure),
+            ("run.drain_max", self.drain_max),
+            ("run.stall_cycles", self.stall_cycles),
+        ] {
+            if v > MAX_RUN_CYCLES {
+                return Err(ParamError::new(
+                    key,
+                    format!("{v} cycles exceeds the limit of 2^53 = {MAX_RUN_CYCLES} cycles"),
+                ));
+            }
+        }
+        let total = self.warmup + self.measure + self.drain_max; // each ≤ 2^53: no overflow
+        if total > MAX_RUN_CYCLES {
+            // Name the largest of the three: the one most likely meant to be smaller.
+            let key = [
+                ("run.measure", self.measure),
+                ("run.warmup", self.warmup),
+                ("run.drain_max", self.drain_max),
+            ]
+            .into_iter()
+            .max_by_key(|&(_, v)| v)
+            .map_or("run.measure", |(k, _)| k);
+            return Err(ParamError::new(
+                key,
+                format!(
+                    "warmup + measure + drain_max = {total} cycles exceeds the limit of 2^53 = {MAX_RUN_CYCLES} cycles"
+                ),
+            ));
         }
         if !(0.0..1.0).contains(&self.saturation_tolerance) {
-            return Err("run.saturation_tolerance must be in [0, 1)".into());
+            return Err(ParamError::new(
+                "run.saturation_tolerance",
+                "must be in [0, 1)",
+            ));
         }
         Ok(())
     }
