@@ -17,6 +17,8 @@ pub fn build_topology(
     cfg.topology
         .validate()
         .map_err(|e| cfg.error(&e.key, &e.message))?;
+    // Before generating: a huge fabric is refused here, without allocating it.
+    crate::memory::check(cfg, None)?;
     let generated = !matches!(cfg.topology, TopologyConfig::File { .. });
     let topo = generate(cfg, base_dir).map_err(|e| match e {
         // A generator's parameters are the `[topology]` section's.
@@ -24,6 +26,9 @@ pub fn build_topology(
         e => e,
     })?;
     check_topology(cfg, &topo)?;
+    if !generated {
+        crate::memory::check(cfg, Some(&topo))?;
+    }
     Ok(topo)
 }
 

@@ -24,7 +24,7 @@ pub use nic::NicConfig;
 pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
 };
-pub use run::{RunConfig, MAX_RUN_CYCLES};
+pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
 pub use scheduler::{DTableEntryConfig, SchedulerConfig};
 pub use switch::{OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching};
 pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};

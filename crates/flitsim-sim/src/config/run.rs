@@ -30,6 +30,58 @@ pub struct RunConfig {
     /// the engine, never of the input, and stops the program. For testing; it slows runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_invariants: Option<u64>,
+    /// Refuse to build an experiment whose memory estimate exceeds this: bytes as an integer
+    /// or a string with a unit (`"8GiB"`, `"512MB"`; k/M/G/T are powers of 1000, Ki/Mi/Gi/Ti
+    /// of 1024). Default: the machine's available memory (`MemAvailable` of /proc/meminfo),
+    /// no limit where that cannot be read. Omitted from the resolved config when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<MemorySize>,
+}
+
+/// A memory size: bytes, or a number with a unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum MemorySize {
+    /// Bytes.
+    Bytes(u64),
+    /// A number and a unit: `"8GiB"`, `"1.5 GB"`, `"512MiB"`, `"1000000"`.
+    Text(String),
+}
+
+impl MemorySize {
+    /// The size in bytes, or what is wrong with the text.
+    pub fn bytes(&self) -> Result<u64, String> {
+        let text = match self {
+            MemorySize::Bytes(b) => return Ok(*b),
+            MemorySize::Text(t) => t.trim(),
+        };
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (num, unit) = (text[..split].trim(), text[split..].trim());
+        let factor: f64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1.0,
+            "k" | "kb" => 1e3,
+            "m" | "mb" => 1e6,
+            "g" | "gb" => 1e9,
+            "t" | "tb" => 1e12,
+            "ki" | "kib" => 1024.0,
+            "mi" | "mib" => 1024.0 * 1024.0,
+            "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
+            "ti" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+            _ => return Err(format!(
+                "\"{text}\": unknown unit \"{unit}\" (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"
+            )),
+        };
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("\"{text}\": not a size such as \"8GiB\" or 8589934592"))?;
+        let b = v * factor;
+        if !(b.is_finite() && b < u64::MAX as f64) {
+            return Err(format!("\"{text}\": too large"));
+        }
+        Ok(b as u64)
+    }
 }
 
 fn default_warmup() -> u64 {
@@ -58,6 +110,7 @@ impl Default for RunConfig {
             saturation_tolerance: default_tol(),
             per_port_stats: true,
             check_invariants: None,
+            max_memory: None,
         }
     }
 }
@@ -116,6 +169,10 @@ impl RunConfig {
                     "warmup + measure + drain_max = {total} cycles exceeds the limit of 2^53 = {MAX_RUN_CYCLES} cycles"
                 ),
             ));
+        }
+        if let Some(m) = &self.max_memory {
+            m.bytes()
+                .map_err(|e| ParamError::new("run.max_memory", e))?;
         }
         if !(0.0..1.0).contains(&self.saturation_tolerance) {
             return Err(ParamError::new(
