@@ -140,6 +140,21 @@ impl ConfigSource {
         if let Some(s) = self.set_for(path) {
             return format!("--set {s}");
         }
+        // Overrides inside the section an error is about (`topology.sides` for `topology`).
+        let inside: Vec<String> = self
+            .sets
+            .iter()
+            .filter(|s| {
+                s.split_once('=')
+                    .is_some_and(|(k, _)| is_ancestor(path, k.trim()))
+            })
+            .map(|s| format!(" with --set {s}"))
+            .collect();
+        format!("{}{}", self.place_in_file(path), inside.concat())
+    }
+
+    /// [`place`](Self::place) in the file alone.
+    fn place_in_file(&self, path: &str) -> String {
         let doc = match self.text.parse::<toml_edit::ImDocument<String>>() {
             Ok(d) => d,
             Err(_) => return format!("key `{path}`"),

@@ -69,9 +69,11 @@ impl MemorySize {
             "mi" | "mib" => 1024.0 * 1024.0,
             "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
             "ti" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "\"{text}\": unknown unit \"{unit}\" (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"
-            )),
+            ))
+            }
         };
         let v: f64 = num
             .parse()
