@@ -467,6 +467,7 @@ pub fn route_json(
     options_json: Option<&str>,
 ) -> Result<String, ReportError> {
     let topo = load_topology(spec_or_path)?;
+    check_routing_memory(&topo, max_vls.max(classes))?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
     if let Some(dir) = out_dir {
@@ -478,6 +479,23 @@ pub fn route_json(
     Ok(serde_json::to_string(&report).expect("serialises"))
 }
 
+/// Refuses to route a topology whose tables (forwarding tables, path SLs, SL→VL tables of
+/// `sls` SLs) would not fit in the available memory ([`crate::memory`]).
+fn check_routing_memory(topo: &Topology, sls: u8) -> Result<(), ReportError> {
+    let size = crate::memory::FabricSize::of_topology(topo);
+    let need = size.routing_bytes(sls.max(1) as u128);
+    match crate::memory::available_memory() {
+        Some(limit) if need > limit as u128 => Err(ReportError::Invalid(format!(
+            "the routing tables of {} switches and {} endpoints would need about {}, more than the available memory ({})",
+            size.switches,
+            size.endpoints,
+            crate::memory::human(need),
+            crate::memory::human(limit as u128)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Tables from a routing engine or from an OpenSM dump directory (exactly one of the two).
 fn fabric_for(
     topo: &Topology,
@@ -487,7 +505,10 @@ fn fabric_for(
 ) -> Result<FabricConfig, ReportError> {
     Ok(match (engine, tables_dir) {
         (Some(e), None) => route_with(
-            topo,
+            {
+                check_routing_memory(topo, max_vls)?;
+                topo
+            },
             e,
             &RoutingRequest {
                 vls: max_vls,

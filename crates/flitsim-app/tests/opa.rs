@@ -123,17 +123,18 @@ fn scripted_traffic_crosses_the_same_external_links_as_in_a_crossbar() {
     let mut results = Vec::new();
     for org in ["crossbar", "opa"] {
         let organisation = format!("switch.organisation=\"{org}\"");
-        let cfg = parse(
+        let mut cfg = parse(
             TORUS,
             "torus",
             &[
                 &organisation,
-                "traffic.load=0.0",
                 "run.warmup=0",
                 "run.measure=4000",
                 "run.drain_max=20000",
             ],
         );
+        // Only the scripted messages (a file cannot set `traffic.load = 0`; the engine can).
+        cfg.traffic.load = Some(0.0);
         let (mut net, topo) = network(&cfg);
         let n = topo.num_endpoints() as u32;
         let mut x: u64 = 12345;

@@ -58,7 +58,7 @@ use std::collections::BinaryHeap;
 
 pub mod allocator;
 pub mod buffer;
-mod build;
+pub(crate) mod build;
 pub mod invariants;
 pub mod link;
 pub mod nic;
