@@ -423,9 +423,19 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     lines.append(head)
     cyc = r.get("cycles") or {}
     flits = r.get("flits") or {}
+    # A deadlocked run has null statistics where its window measured nothing.
+    gap = "deadlock" if r.get("deadlock") else "-"
 
     def item(label: str, value: str) -> None:
         lines.append(f"  {label:<18}{value}")
+
+    def num(value: Any, digits: int) -> str:
+        return _fmt(value, digits, missing=gap)
+
+    def load(value: Any) -> str:
+        return "deadlock" if value is None and gap == "deadlock" else (
+            f"{num(value, 4)} flits/cycle/endpoint"
+        )
 
     item("endpoints", _fmt(r.get("endpoints"), 0))
     item(
@@ -433,12 +443,12 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         f"warmup {_fmt(cyc.get('warmup'), 0)}, measure {_fmt(cyc.get('measure'), 0)}, "
         f"total {_fmt(cyc.get('total'), 0)}",
     )
-    item("offered load", f"{_fmt(r.get('offered_load'), 4)} flits/cycle/endpoint")
-    item("accepted load", f"{_fmt(r.get('accepted_load'), 4)} flits/cycle/endpoint")
+    item("offered load", load(r.get("offered_load")))
+    item("accepted load", load(r.get("accepted_load")))
     item("saturated", _yes_no(r.get("saturated")))
-    item("latency", _latency(r.get("latency")))
-    item("network latency", _latency(r.get("network_latency")))
-    item("hops (mean)", _fmt(r.get("hops_mean"), 2))
+    item("latency", _latency(r.get("latency"), gap))
+    item("network latency", _latency(r.get("network_latency"), gap))
+    item("hops (mean)", num(r.get("hops_mean"), 2))
     dl = r.get("deadlock")
     if dl:
         blocked = dl.get("blocked") or []
@@ -473,13 +483,13 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
             cells = (
                 _fmt(c.get("sl"), 0),
                 str(c.get("name", "")),
-                _fmt(c.get("share"), 2),
-                _fmt(c.get("offered_load"), 4),
-                _fmt(c.get("accepted_load"), 4),
-                _fmt(lat.get("mean"), 1),
-                _fmt(lat.get("p50"), 1),
-                _fmt(lat.get("p99"), 1),
-                _fmt(lat.get("max"), 1),
+                num(c.get("share"), 2),
+                num(c.get("offered_load"), 4),
+                num(c.get("accepted_load"), 4),
+                num(lat.get("mean"), 1),
+                num(lat.get("p50"), 1),
+                num(lat.get("p99"), 1),
+                num(lat.get("max"), 1),
             )
             lines.append("  " + _row(cells, widths, left=2))
         lines.append("  (latencies in cycles)")
@@ -496,8 +506,10 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def _latency(lat: Optional[Dict[str, Any]]) -> str:
+def _latency(lat: Optional[Dict[str, Any]], gap: str = "-") -> str:
     lat = lat or {}
+    if gap == "deadlock" and all(lat.get(k) is None for k in ("mean", "p50", "p99", "max")):
+        return "deadlock (no measured packet delivered)"
     return (
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
         f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  cycles"

@@ -495,6 +495,13 @@ def _execute(
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt as e:
+        # Stop the runs in progress in this process's threads (they return "interrupted" and
+        # are not stored); the finished ones are already written, so a resume redoes only these.
+        _core.cancel_request()
+        try:
+            results.close()
+        finally:
+            _core.cancel_clear()
         raise SweepInterrupted(len(done), total, out) from e
     finally:
         results.close()  # cancel what has not started; wait for what is running
@@ -510,6 +517,14 @@ def _local_results(
         futures = {pool.submit(_run_one, text, origin, r.sets, r.seed): r for r in todo}
         for future in as_completed(futures):
             yield futures[future], future
+    except KeyboardInterrupt:
+        # Ctrl-C while waiting here: stop the runs in progress instead of waiting for them.
+        _core.cancel_request()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _core.cancel_clear()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

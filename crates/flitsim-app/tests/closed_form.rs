@@ -45,7 +45,7 @@ fn lone_packet_latency(
     // From endpoint 0 (switch 0) to the second endpoint of switch k−1.
     let dst = (k - 1) * 2 + 1;
     net.inject_message(3, 0, dst, 0, p).unwrap();
-    let res = net.run();
+    let res = net.run().unwrap();
     assert_eq!(net.deliveries().len(), 1);
     assert_eq!(res.flits.delivered, p as u64);
     assert_eq!(res.flits.remaining, 0);
@@ -88,7 +88,7 @@ fn back_to_back_packets_pipeline_at_link_rate() {
     net.enable_trace();
     net.inject_message(0, 0, 5, 0, 8).unwrap();
     net.inject_message(0, 0, 5, 0, 8).unwrap();
-    net.run();
+    net.run().unwrap();
     let d = net.deliveries();
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].delivered, (4 + 3 + 8 - 1) as u64);

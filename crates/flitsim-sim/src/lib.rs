@@ -39,7 +39,7 @@
 //!     &flitsim_manager::RoutingRequest { vls: 2, classes: 1 },
 //! )
 //! .unwrap();
-//! let r = Network::build(&cfg, &topo, fabric).unwrap().run();
+//! let r = Network::build(&cfg, &topo, fabric).unwrap().run().unwrap();
 //! assert!(!r.saturated);
 //! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 //! ```
@@ -83,4 +83,7 @@ pub enum SimError {
     /// The network could not be built from the configuration and tables.
     #[error("{0}")]
     Build(String),
+    /// Stopped by [`flitsim_topology::cancel::request`] (Ctrl-C).
+    #[error("interrupted")]
+    Cancelled(#[from] flitsim_topology::cancel::Cancelled),
 }
