@@ -478,21 +478,21 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         header = ("SL", "class", "share", "offered", "accepted", "mean", "p50", "p99", "max")
         widths = (3, 10, 6, 9, 9, 8, 8, 8, 8)
         lines.append("  " + _row(header, widths, left=2))
+        unmeasured = False
         for c in per_sl:
             lat = c.get("latency") or {}
-            cells = (
-                _fmt(c.get("sl"), 0),
-                str(c.get("name", "")),
-                num(c.get("share"), 2),
-                num(c.get("offered_load"), 4),
-                num(c.get("accepted_load"), 4),
-                num(lat.get("mean"), 1),
-                num(lat.get("p50"), 1),
-                num(lat.get("p99"), 1),
-                num(lat.get("max"), 1),
-            )
+            stats = (c.get("share"), c.get("offered_load"), c.get("accepted_load"),
+                     lat.get("mean"), lat.get("p50"), lat.get("p99"), lat.get("max"))
+            ident = (_fmt(c.get("sl"), 0), str(c.get("name", "")))
+            if gap == "deadlock" and all(v is None for v in stats):
+                lines.append("  " + _row(ident, widths[:2], left=2) + " deadlock")
+                continue
+            unmeasured |= any(v is None for v in stats)
+            digits = (2, 4, 4, 1, 1, 1, 1)
+            cells = ident + tuple(_fmt(v, d) for v, d in zip(stats, digits))
             lines.append("  " + _row(cells, widths, left=2))
-        lines.append("  (latencies in cycles)")
+        note = "; - : not measured before the deadlock" if unmeasured and gap == "deadlock" else ""
+        lines.append(f"  (latencies in cycles{note})")
 
     perf = r.get("performance") or {}
     if perf:

@@ -495,13 +495,13 @@ def _execute(
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt as e:
-        # Stop the runs in progress in this process's threads (they return "interrupted" and
-        # are not stored); the finished ones are already written, so a resume redoes only these.
-        _core.cancel_request()
+        # Let the runner stop the runs in progress (they end "interrupted" and are not stored;
+        # the finished ones are written already, so a resume redoes only the others). When
+        # Ctrl-C arrived inside the runner, it has done so and throw() just re-raises.
         try:
-            results.close()
-        finally:
-            _core.cancel_clear()
+            results.throw(KeyboardInterrupt())
+        except (KeyboardInterrupt, StopIteration):
+            pass
         raise SweepInterrupted(len(done), total, out) from e
     finally:
         results.close()  # cancel what has not started; wait for what is running
@@ -568,6 +568,9 @@ def _dask_results(
             by_key[future.key] = run
         for future in dask_completed(futures):
             yield by_key[future.key], future
+    except KeyboardInterrupt:
+        _stop_dask_runs(client, [f for f in futures if not f.done()])
+        raise
     finally:
         pending = [f for f in futures if not f.done()]
         if pending:
@@ -576,6 +579,45 @@ def _dask_results(
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+# Run on Dask workers by _stop_dask_runs: the stopped runs fail "interrupted", which the worker
+# would log as "Compute Failed" with a traceback; its log is quiet until the request is cleared.
+_WORKER_LOG = "distributed.worker"
+
+
+def _cancel_request() -> None:
+    import logging
+
+    logging.getLogger(_WORKER_LOG).disabled = True
+    _core.cancel_request()
+
+
+def _cancel_clear() -> None:
+    import logging
+
+    _core.cancel_clear()
+    logging.getLogger(_WORKER_LOG).disabled = False
+
+
+def _stop_dask_runs(client: Any, running: List[Any]) -> None:
+    """Ctrl-C: ask the workers' flitsim computations to stop (a cancelled Dask future's task
+    would run to its end), give them a moment to return, and withdraw the request so that the
+    workers of a shared cluster run later tasks again."""
+    from distributed import wait
+
+    if not running:
+        return
+    try:
+        client.run(_cancel_request)
+        wait(running, timeout=2)
+    except Exception:  # a timeout or a lost worker: the cluster's own shutdown follows
+        pass
+    finally:
+        try:
+            client.run(_cancel_clear)
+        except Exception:
+            pass
 
 
 def _show_progress(progress: Optional[bool]) -> bool:
