@@ -537,6 +537,13 @@ def _execute(
             elif progress == "lines":
                 click.echo(_progress_line(run, table, grid, len(done), total), err=True)
     except KeyboardInterrupt as e:
+        # Let the runner stop the runs in progress (they end "interrupted" and are not stored;
+        # the finished ones are written already, so a resume redoes only the others). When
+        # Ctrl-C arrived inside the runner, it has done so and throw() just re-raises.
+        try:
+            results.throw(KeyboardInterrupt())
+        except (KeyboardInterrupt, StopIteration):
+            pass
         raise SweepInterrupted(len(done), total, out) from e
     finally:
         results.close()  # cancel what has not started; wait for what is running
@@ -552,6 +559,14 @@ def _local_results(
         futures = {pool.submit(_run_one, text, origin, r.sets, r.seed): r for r in todo}
         for future in as_completed(futures):
             yield futures[future], future
+    except KeyboardInterrupt:
+        # Ctrl-C while waiting here: stop the runs in progress instead of waiting for them.
+        _core.cancel_request()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _core.cancel_clear()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -595,6 +610,9 @@ def _dask_results(
             by_key[future.key] = run
         for future in dask_completed(futures):
             yield by_key[future.key], future
+    except KeyboardInterrupt:
+        _stop_dask_runs(client, [f for f in futures if not f.done()])
+        raise
     finally:
         pending = [f for f in futures if not f.done()]
         if pending:
@@ -603,6 +621,45 @@ def _dask_results(
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+# Run on Dask workers by _stop_dask_runs: the stopped runs fail "interrupted", which the worker
+# would log as "Compute Failed" with a traceback; its log is quiet until the request is cleared.
+_WORKER_LOG = "distributed.worker"
+
+
+def _cancel_request() -> None:
+    import logging
+
+    logging.getLogger(_WORKER_LOG).disabled = True
+    _core.cancel_request()
+
+
+def _cancel_clear() -> None:
+    import logging
+
+    _core.cancel_clear()
+    logging.getLogger(_WORKER_LOG).disabled = False
+
+
+def _stop_dask_runs(client: Any, running: List[Any]) -> None:
+    """Ctrl-C: ask the workers' flitsim computations to stop (a cancelled Dask future's task
+    would run to its end), give them a moment to return, and withdraw the request so that the
+    workers of a shared cluster run later tasks again."""
+    from distributed import wait
+
+    if not running:
+        return
+    try:
+        client.run(_cancel_request)
+        wait(running, timeout=2)
+    except Exception:  # a timeout or a lost worker: the cluster's own shutdown follows
+        pass
+    finally:
+        try:
+            client.run(_cancel_clear)
+        except Exception:
+            pass
 
 
 def _progress_mode(progress: Optional[bool]) -> Optional[str]:

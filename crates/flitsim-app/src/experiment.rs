@@ -237,7 +237,7 @@ pub fn run_experiment(
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     let mut net = Network::build(&cfg.params(), &topo, fabric)?;
-    let mut result = net.run();
+    let mut result = net.run()?;
     result.cdg = cdg;
     Ok(result)
 }

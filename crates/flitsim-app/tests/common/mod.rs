@@ -131,7 +131,7 @@ pub fn over_line(
     for &(at, flits) in messages {
         net.inject_message(at, 0, dst, 0, flits).unwrap();
     }
-    let res = net.run();
+    let res = net.run().unwrap();
     (res, net.deliveries().to_vec())
 }
 
