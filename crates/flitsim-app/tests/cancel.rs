@@ -41,12 +41,15 @@ impl Drop for Requested {
 
 #[test]
 fn the_engine_returns_cancelled_when_the_flag_is_set() {
+    // Built while holding the lock, so no other test's request stops the routing.
+    let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = ExperimentConfig::parse(TORUS, "t", &[], None).unwrap();
     let topo = build_topology(&cfg, None).unwrap();
     let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
     let mut net = Network::build(&cfg.params(), &topo, fabric).unwrap();
-    let _flag = Requested::new();
+    cancel::request();
     let e = net.run().unwrap_err();
+    cancel::clear();
     assert!(matches!(e, SimError::Cancelled(_)), "{e}");
     assert_eq!(e.to_string(), "interrupted");
 }
