@@ -20,6 +20,8 @@ __all__ = [
     "topo_convert",
     "route_json",
     "ebb_json",
+    "cancel_request",
+    "cancel_clear",
 ]
 
 class FlitsimError(ValueError):
@@ -34,7 +36,9 @@ def run_json(
     """Run one experiment given as TOML text and return its summary as a JSON string.
 
     ``origin`` names the source in error messages, ``sets`` are ``key=value`` overrides and
-    ``seed`` replaces the configuration's seed. The GIL is released during the run.
+    ``seed`` replaces the configuration's seed. The run goes on a worker thread with the GIL
+    released; Ctrl-C stops it and raises ``KeyboardInterrupt`` (as in every function here
+    that can take long: the topology, routing and bandwidth reports too).
     """
 
 def resolve_json(
@@ -91,6 +95,13 @@ def link_loads_json(
 
 def version() -> str:
     """The version of the compiled flitsim core."""
+
+def cancel_request() -> None:
+    """Ask every flitsim computation running in this process to stop; they fail with
+    ``FlitsimError("interrupted")``. Call :func:`cancel_clear` once they have returned."""
+
+def cancel_clear() -> None:
+    """Withdraw :func:`cancel_request`, so that new computations run again."""
 
 def topo_json(spec_or_path: str) -> str:
     """The topology named by ``spec_or_path`` as flitsim topology JSON.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import click
 
@@ -25,7 +25,9 @@ from ._format import scale as _scale
 from ._format import value_label
 from ._format import yes_no as _yes_no
 
-# (name, file under examples/, load) of the scenarios `flitsim bench` runs.
+# (name, file under examples/, load) of the scenarios `flitsim bench` runs. The package
+# ships copies of the three files (flitsim/scenarios/, kept equal to examples/ by
+# tests/python/test_cli.py), so that the benchmark runs from anywhere after `pip install`.
 BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
     ("torus-16x16-uniform", "torus-16x16-uniform.toml", 0.2),
     ("torus-8x8-uniform", "torus-8x8-uniform.toml", 0.5),
@@ -90,16 +92,19 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
     "--examples-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory holding the scenario files (default: ./examples, then the repository's).",
+    help="Directory holding the scenario files (default: the copies installed with flitsim, "
+    "the same as the repository's examples/).",
 )
 def bench(quick: bool, examples_dir: Optional[Path]) -> None:
-    """Run the macro-benchmark scenarios and print simulation speed."""
-    directory = examples_dir if examples_dir is not None else find_examples_dir()
-    if directory is None:
-        fail(
-            "cannot find the examples/ directory; run `flitsim bench` from the repository "
-            "root or pass --examples-dir"
-        )
+    """Run the macro-benchmark scenarios and print simulation speed.
+
+    The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
+    fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
+    directory.
+    """
+    directory = examples_dir if examples_dir is not None else bench_scenarios_dir()
+    if not directory.is_dir():
+        fail(f"benchmark scenario directory not found: {directory}")
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
         fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
@@ -297,7 +302,8 @@ def schema() -> None:
 @click.option(
     "--progress/--no-progress",
     default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
+    help="Progress on stderr: a bar on a terminal, else one line per finished run "
+    "(default: the bar when stderr is a terminal, else nothing).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary rows as JSON.")
 def sweep(
@@ -316,8 +322,9 @@ def sweep(
     """Run FILE for every combination of --vary values and seeds; store the results.
 
     Writes OUT/sweep.json and one Parquet file per run under OUT/summary, OUT/per_sl and
-    OUT/histogram; read them with flitsim.load_sweep(OUT). Rerunning the same command skips
-    the runs already finished.
+    OUT/histogram; read them with flitsim.load_sweep(OUT), pandas, polars or DuckDB.
+    Rerunning the same command skips the runs already finished (and says how many) and
+    reruns those with a damaged file.
 
     \b
     Example:
@@ -352,6 +359,7 @@ def sweep(
         progress=progress,
         overwrite=overwrite,
         sets=checked,
+        log=lambda message: click.echo(message, err=True),
     )
 
     rows = table.to_pylist()
@@ -373,6 +381,9 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         else:
             groups.append((point, [row]))
     header = tuple(keys) + ("seeds", "accepted", "lat mean", "saturated")
+    deadlocks = any(r.get("deadlock") for r in rows)
+    if deadlocks:
+        header += ("deadlock",)
     lines = []
     body = []
     for point, group in groups:
@@ -380,10 +391,16 @@ def format_sweep_table(rows: Sequence[Dict[str, Any]], keys: Sequence[str]) -> s
         accepted = _mean(r.get("accepted_load") for r in group)
         latency = _mean(r.get("latency_mean") for r in group)
         saturated = sum(1 for r in group if r.get("saturated"))
-        body.append(
-            tuple(value_label(v) for v in point)
-            + (str(n), _fmt(accepted, 4), _fmt(latency, 1), f"{saturated}/{n}")
+        deadlocked = sum(1 for r in group if r.get("deadlock"))
+        # A point whose runs all deadlocked before measuring anything has no mean.
+        miss = "deadlock" if deadlocked else "-"
+        cells = tuple(value_label(v) for v in point) + (
+            str(n), _fmt(accepted, 4, missing=miss), _fmt(latency, 1, missing=miss),
+            f"{saturated}/{n}",
         )
+        if deadlocks:
+            cells += (f"{deadlocked}/{n}",)
+        body.append(cells)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body)]
     widths = [max(w, 6) for w in widths]
     lines.append(_row(header, widths, left=len(keys)))
@@ -396,24 +413,19 @@ def _mean(values: Iterable[Any]) -> Optional[float]:
     return sum(numbers) / len(numbers) if numbers else None
 
 
-def find_examples_dir() -> Optional[Path]:
-    """``./examples`` if it exists, else ``examples/`` of the repository holding this package."""
-    for candidate in _example_dir_candidates():
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-def _example_dir_candidates() -> Iterator[Path]:
-    yield Path.cwd() / "examples"
-    # In a source checkout this file is <repo>/python/flitsim/cli.py.
-    here = Path(__file__).resolve()
-    if len(here.parents) > 2:
-        yield here.parents[2] / "examples"
+def bench_scenarios_dir() -> Path:
+    """The scenario files of ``flitsim bench`` installed with the package."""
+    return Path(__file__).resolve().parent / "scenarios"
 
 
 def format_summary(r: Dict[str, Any], title: str = "") -> str:
-    """Render an engine summary as a short human-readable report."""
+    """Render an engine summary as a short human-readable report. A statistic that a
+    deadlocked run could not measure prints as ``deadlock``."""
+    from .results import measured
+
+    r = measured(r)
+    # What an unmeasured statistic prints as.
+    miss = "deadlock" if r.get("deadlock") else "-"
     lines: List[str] = []
     head = f"flitsim run {title}".rstrip()
     described = ", ".join(str(r[k]) for k in ("topology", "routing") if r.get(k))
@@ -433,18 +445,18 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         f"warmup {_fmt(cyc.get('warmup'), 0)}, measure {_fmt(cyc.get('measure'), 0)}, "
         f"total {_fmt(cyc.get('total'), 0)}",
     )
-    item("offered load", f"{_fmt(r.get('offered_load'), 4)} flits/cycle/endpoint"
-         + _gbps(r.get("offered_gbps")))
-    item("accepted load", f"{_fmt(r.get('accepted_load'), 4)} flits/cycle/endpoint"
-         + _gbps(r.get("accepted_gbps")))
+    for label, key in (("offered load", "offered_load"), ("accepted load", "accepted_load")):
+        value = r.get(key)
+        twin = _gbps(r.get(key.replace("_load", "_gbps")))
+        item(label, miss if value is None else f"{_fmt(value, 4)} flits/cycle/endpoint{twin}")
     item("saturated", _yes_no(r.get("saturated")))
-    item("latency", _latency(r.get("latency")))
+    item("latency", _latency(r.get("latency"), miss))
     if r.get("latency_ns"):
-        item("", _latency(r.get("latency_ns"), "ns"))
-    item("network latency", _latency(r.get("network_latency")))
+        item("", _latency(r.get("latency_ns"), miss, "ns"))
+    item("network latency", _latency(r.get("network_latency"), miss))
     if r.get("network_latency_ns"):
-        item("", _latency(r.get("network_latency_ns"), "ns"))
-    item("hops (mean)", _fmt(r.get("hops_mean"), 2))
+        item("", _latency(r.get("network_latency_ns"), miss, "ns"))
+    item("hops (mean)", _fmt(r.get("hops_mean"), 2, missing=miss))
     dl = r.get("deadlock")
     if dl:
         blocked = dl.get("blocked") or []
@@ -476,17 +488,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
         lines.append("  " + _row(header, widths, left=2))
         for c in per_sl:
             lat = c.get("latency") or {}
+            if miss != "-" and c.get("accepted_load") is None and lat.get("mean") is None:
+                cells = (_fmt(c.get("sl"), 0), str(c.get("name", "")), "deadlock: nothing measured")
+                lines.append("  " + _row(cells, widths[:2] + (0,), left=3))
+                continue
             cells = (
                 _fmt(c.get("sl"), 0),
                 str(c.get("name", "")),
-                _fmt(c.get("share"), 2),
-                _fmt(c.get("offered_load"), 4),
-                _fmt(c.get("accepted_load"), 4),
-                _fmt(lat.get("mean"), 1),
-                _fmt(lat.get("p50"), 1),
-                _fmt(lat.get("p99"), 1),
-                _fmt(lat.get("max"), 1),
-            )
+                _fmt(c.get("share"), 2, missing=miss),
+                _fmt(c.get("offered_load"), 4, missing=miss),
+                _fmt(c.get("accepted_load"), 4, missing=miss),
+            ) + tuple(_fmt(lat.get(k), 1, missing=miss) for k in ("mean", "p50", "p99", "max"))
             lines.append("  " + _row(cells, widths, left=2))
         lines.append("  (latencies in cycles)")
 
@@ -502,8 +514,10 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def _latency(lat: Optional[Dict[str, Any]], unit: str = "cycles") -> str:
+def _latency(lat: Optional[Dict[str, Any]], miss: str = "-", unit: str = "cycles") -> str:
     lat = lat or {}
+    if lat.get("mean") is None and miss != "-":
+        return f"{miss} (no packet measured)"
     return (
         f"mean {_fmt(lat.get('mean'), 1)}  p50 {_fmt(lat.get('p50'), 1)}  "
         f"p99 {_fmt(lat.get('p99'), 1)}  max {_fmt(lat.get('max'), 1)}  {unit}"

@@ -21,6 +21,15 @@ from ._format import fixed, row
 
 SlSpec = Tuple[str, int, int, float]
 
+# Upper bounds of the DTable arguments: far above real tables (Omni-Path arbitration tables
+# have at most a few hundred entries, weights fit a byte), low enough that a typo cannot
+# make the command run for minutes or print megabytes.
+MAX_ENTRIES = 4096
+MAX_GMTU = 1024
+MAX_WEIGHT = 255
+MAX_POOL_FACTOR = 64
+MAX_UNIT_BYTES = 65536
+
 
 def parse_sl(text: str) -> SlSpec:
     """Parse ``NAME:MAX_DISTANCE:MTU:SHARE`` (MTU in units, share a fraction or a percent).
@@ -38,6 +47,10 @@ def parse_sl(text: str) -> SlSpec:
         d, m = int(distance), int(mtu)
     except ValueError:
         raise FlitsimError(f"--sl {text!r}: MAX_DISTANCE and MTU must be whole numbers") from None
+    if not 1 <= d <= MAX_ENTRIES:
+        raise FlitsimError(f"--sl {text!r}: MAX_DISTANCE must be in 1..{MAX_ENTRIES}, not {d}")
+    if not 1 <= m <= MAX_GMTU:
+        raise FlitsimError(f"--sl {text!r}: MTU must be in 1..{MAX_GMTU} units, not {m}")
     try:
         s = float(share.rstrip("%")) / (100.0 if share.endswith("%") else 1.0)
     except ValueError:
@@ -53,13 +66,19 @@ def dtable(
     k: int = 2,
     unit_bytes: int = 64,
 ) -> dict:
-    """Configure a DTable; returns the engine's description of it.
+    """Configure a DTable; returns the engine's description of it. Arguments outside the
+    bounds of ``flitsim qos dtable`` (``MAX_ENTRIES`` …) raise :class:`FlitsimError`.
 
     >>> t = dtable([("VO", 2, 2, 0.1), ("VI", 4, 4, 0.3), ("CL", 8, 8, 0.5),
     ...             ("BE", 16, 16, 0.05), ("BK", 16, 16, 0.05)])
     >>> t["total_weight"], [s["total_weight"] for s in t["sls"]]
     (4160, [416, 1248, 2080, 208, 208])
     """
+    for name, value, top in (("entries", entries, MAX_ENTRIES), ("gmtu", gmtu, MAX_GMTU),
+                             ("w", w, MAX_WEIGHT), ("k", k, MAX_POOL_FACTOR),
+                             ("unit_bytes", unit_bytes, MAX_UNIT_BYTES)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise FlitsimError(f"DTable {name} must be an integer in 1..{top}, not {value!r}")
     return json.loads(_core.dtable_json(entries, gmtu, w, k, unit_bytes, list(sls)))
 
 
@@ -69,13 +88,21 @@ def qos() -> None:
 
 
 @qos.command("dtable")
-@click.option("--entries", "-n", type=int, default=128, show_default=True, help="Table entries N.")
-@click.option("--gmtu", type=int, default=16, show_default=True, help="Global MTU, in units.")
 @click.option(
-    "--w", "w", type=int, default=8, show_default=True, help="Largest entry weight, in GMTUs."
+    "--entries", "-n", type=click.IntRange(1, MAX_ENTRIES), default=128, show_default=True,
+    help="Table entries N.",
 )
 @click.option(
-    "--k", "k", type=int, default=2, show_default=True, help="Pool factor (pool = N·GMTU·k)."
+    "--gmtu", type=click.IntRange(1, MAX_GMTU), default=16, show_default=True,
+    help="Global MTU, in units.",
+)
+@click.option(
+    "--w", "w", type=click.IntRange(1, MAX_WEIGHT), default=8, show_default=True,
+    help="Largest entry weight, in GMTUs.",
+)
+@click.option(
+    "--k", "k", type=click.IntRange(1, MAX_POOL_FACTOR), default=2, show_default=True,
+    help="Pool factor (pool = N·GMTU·k).",
 )
 @click.option(
     "--sl",
@@ -83,9 +110,13 @@ def qos() -> None:
     multiple=True,
     required=True,
     metavar="NAME:MAX_DISTANCE:MTU:SHARE",
-    help="One SL: the largest distance between its entries, its MTU in units, its share.",
+    help="One SL: the largest distance between its entries (1..N), its MTU in units "
+    "(1..GMTU), its share (a fraction, or a percent with %).",
 )
-@click.option("--unit-bytes", type=int, default=64, show_default=True, help="Bytes per unit.")
+@click.option(
+    "--unit-bytes", type=click.IntRange(1, MAX_UNIT_BYTES), default=64, show_default=True,
+    help="Bytes per unit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def dtable_command(
     entries: int, gmtu: int, w: int, k: int, sls, unit_bytes: int, as_json: bool

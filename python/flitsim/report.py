@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import io
+import math
 from html import escape
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -114,8 +115,15 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], row_class=None)
 
 
 def _ci(stat: str, digits: int) -> Callable[[Dict[str, Any]], Tuple[str, bool]]:
-    """A numeric cell: the entry's estimate of ``stat`` with its confidence interval."""
-    return lambda e: (with_ci(e[stat], digits), True)
+    """A numeric cell: the entry's estimate of ``stat`` with its confidence interval, or
+    ``deadlock`` where the point deadlocked before measuring it."""
+
+    def cell(e: Dict[str, Any]) -> Tuple[str, bool]:
+        if e.get("deadlocked") and not math.isfinite(e[stat].mean):
+            return ("deadlock", True)
+        return (with_ci(e[stat], digits), True)
+
+    return cell
 
 
 # (header, cell of an entry) of the columns between the varied keys and "saturated".
@@ -232,7 +240,8 @@ def render_report(
     parts.append(
         '<p class="note">Saturated: in how many seeds the engine reported saturation '
         "(accepted below offered by more than the tolerance, measured packets not drained, "
-        "or deadlock). Shaded rows saturated in at least one seed.</p>"
+        "or deadlock). Shaded rows saturated in at least one seed. “deadlock”: every seed "
+        "of the point deadlocked before measuring that statistic.</p>"
     )
     parts.append(_point_table(points, keys, _SUMMARY_COLUMNS, "point"))
     parts.append("<h2>Per service level</h2>")

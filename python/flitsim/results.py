@@ -275,7 +275,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
 
 
 def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
-    classes = summary.get("per_sl") or ()
+    classes = measured(summary).get("per_sl") or ()
     return _from_rows(
         [_cells(c, _RESULT_PER_SL_COLUMNS) for c in classes],
         _schema([], "ClassResult", _RESULT_PER_SL_COLUMNS),
@@ -298,6 +298,74 @@ def _build_histogram(summary: Mapping[str, Any]) -> "pa.Table":
 # varied keys, seed, config_hash, version); the schemas take those columns' fields.
 
 
+def measured(summary: Mapping[str, Any]) -> Dict[str, Any]:
+    """The summary with the statistics of an empty measurement window set to ``None``.
+
+    The contract for a deadlocked run (``deadlock`` present, ``saturated`` true) is that
+    statistics of an empty window are ``null``; engines of flitsim 0.1 report them as 0.
+    This applies the contract to either: a latency block (total or per SL) that counted no
+    packet has no mean, percentiles or maximum, and when a run deadlocked before its
+    measurement window began (``cycles.total <= cycles.warmup``) its offered and accepted
+    loads, shares and mean hop count are unknown too. Numbers of a window that measured
+    something are kept as they are. Returns a new dict; ``summary`` is not changed.
+
+    >>> s = {"deadlock": {"cycle": 900}, "offered_load": 0.0, "accepted_load": 0.0,
+    ...      "cycles": {"warmup": 1000, "measure": 5000, "total": 900},
+    ...      "hops_mean": 0.0, "latency": {"mean": 0.0, "max": 0, "count": 0},
+    ...      "per_sl": [{"sl": 0, "offered_load": 0.0, "latency": {"mean": 0.0, "count": 0}}]}
+    >>> m = measured(s)
+    >>> m["offered_load"], m["latency"], m["per_sl"][0]["offered_load"]
+    (None, {'mean': None, 'max': None, 'count': 0}, None)
+    >>> measured({"accepted_load": 0.5, "latency": {"mean": 9.0, "count": 4}}) == {
+    ...     "accepted_load": 0.5, "latency": {"mean": 9.0, "count": 4}}
+    True
+    """
+    result = dict(summary)
+    cycles = summary.get("cycles") or {}
+    total, warmup = cycles.get("total"), cycles.get("warmup")
+    empty = (
+        bool(summary.get("deadlock"))
+        and isinstance(total, int)
+        and isinstance(warmup, int)
+        and total <= warmup
+    )
+    for block in ("latency", "network_latency"):
+        if block in result:
+            result[block] = _empty_block(result[block])
+    if empty:
+        for key in ("offered_load", "accepted_load", "hops_mean"):
+            if key in result:
+                result[key] = None
+    classes = []
+    for c in summary.get("per_sl") or ():
+        c = dict(c)
+        for block in ("latency", "network_latency"):
+            if block in c:
+                c[block] = _empty_block(c[block])
+        if empty:
+            for key in ("offered_load", "accepted_load", "share"):
+                if key in c:
+                    c[key] = None
+        classes.append(c)
+    if "per_sl" in result:
+        result["per_sl"] = classes
+    return result
+
+
+def _count(block: Any) -> Optional[int]:
+    if not isinstance(block, Mapping):
+        return None
+    count = block.get("count")
+    return count if isinstance(count, int) else None
+
+
+def _empty_block(block: Any) -> Any:
+    """A latency block that counted no packet: every statistic but the count is ``None``."""
+    if _count(block) != 0:
+        return block
+    return {k: (v if k == "count" else None) for k, v in block.items()}
+
+
 def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
     """SL number → the name used in wide column names (the class name, or ``sl<N>`` when a
     class has no name or shares it with another)."""
@@ -311,7 +379,9 @@ def sl_names(summary: Mapping[str, Any]) -> Dict[int, str]:
 
 
 def summary_row(summary: Mapping[str, Any]) -> Dict[str, Any]:
-    """The flat cells of one run's summary row (without the sweep's prefix columns)."""
+    """The flat cells of one run's summary row (without the sweep's prefix columns); the
+    statistics of an empty measurement window are ``None`` (:func:`measured`)."""
+    summary = measured(summary)
     row = _cells(summary, _SUMMARY_COLUMNS)
     if _physical(summary):
         row.update(_cells(summary, _PHYSICAL_COLUMNS))
@@ -342,8 +412,10 @@ def _physical(summary: Mapping[str, Any]) -> bool:
 
 
 def per_sl_rows(summary: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """One flat row per SL (without the sweep's prefix columns)."""
-    return [_cells(c, _PER_SL_COLUMNS) for c in summary.get("per_sl") or ()]
+    """One flat row per SL (without the sweep's prefix columns); statistics of an empty
+    measurement window are ``None`` (:func:`measured`)."""
+    classes = measured(summary).get("per_sl") or ()
+    return [_cells(c, _PER_SL_COLUMNS) for c in classes]
 
 
 def per_sl_schema(prefix: Sequence["pa.Field"]) -> "pa.Schema":

@@ -316,7 +316,9 @@ PER_SL_STATS = ("offered_load", "accepted_load", "share", *_LATENCY_STATS)
 def summarize(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[str, Any]]:
     """One entry per sweep point, in grid order: ``point`` (varied key → value), ``seeds``
     (rows averaged), ``saturated`` and ``deadlocked`` (how many seeds), and an
-    :class:`Estimate` (mean over seeds and CI half-width) for each of :data:`SUMMARY_STATS`."""
+    :class:`Estimate` (mean over seeds and CI half-width) for each of :data:`SUMMARY_STATS`.
+    A statistic a run did not measure (``None``: a deadlock before any packet was measured)
+    is left out of its mean; with no value at all the mean is NaN."""
     grid = SweepGrid(vary_of(sweep))
     groups = group_rows(rows_of(sweep.summary), grid.point)
     out = []
@@ -337,9 +339,10 @@ def summarize(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[str, Any]
 
 def summarize_per_sl(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[str, Any]]:
     """One entry per (sweep point, SL), in grid then SL order: ``point``, ``sl``, ``name``,
-    ``seeds``, an :class:`Estimate` for each of :data:`PER_SL_STATS`, and ``saturated``: in
-    how many seeds the SL's accepted load fell below ``(1 − run.saturation_tolerance)`` of its
-    offered load or the fabric deadlocked. (The engine's own ``saturated`` flag is per run;
+    ``seeds``, an :class:`Estimate` for each of :data:`PER_SL_STATS`, ``deadlocked`` (in how
+    many seeds the fabric deadlocked) and ``saturated``: in how many seeds the SL's accepted
+    load fell below ``(1 − run.saturation_tolerance)`` of its offered load or the fabric
+    deadlocked. (The engine's own ``saturated`` flag is per run;
     this one tells a class that keeps up from one that does not.)"""
     grid = SweepGrid(vary_of(sweep))
     tol = saturation_tolerance(sweep)
@@ -370,6 +373,7 @@ def summarize_per_sl(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[st
             if (point, r.get("seed")) in deadlocked
             or _below(r.get("accepted_load"), r.get("offered_load"), tol)
         )
+        entry["deadlocked"] = sum(1 for r in rows if (point, r.get("seed")) in deadlocked)
         out.append(entry)
     return out
 
@@ -378,6 +382,18 @@ def _below(accepted: Any, offered: Any, tol: float) -> bool:
     if accepted is None or offered is None:
         return False
     return float(accepted) < (1.0 - tol) * float(offered)
+
+
+def deadlock_load(entry: Dict[str, Any]) -> float:
+    """Where a deadlocked point goes on a load axis: its measured offered load, else the
+    configured one (the point's ``traffic.load``), else NaN."""
+    offered = entry["offered_load"].mean
+    if math.isfinite(offered):
+        return offered
+    load = entry["point"].get(LOAD_KEY)
+    if isinstance(load, (int, float)) and not isinstance(load, bool):
+        return float(load)
+    return math.nan
 
 
 def sl_order(sl: Any) -> Tuple[int, Any]:

@@ -5,14 +5,23 @@ with one or more seeds, on a thread pool (the engine releases the GIL) or on a D
 cluster, and returns one summary row per run. With ``out=DIR`` it also writes every run to
 a resumable dataset that :func:`load_sweep` reads back::
 
-    DIR/sweep.json                                  what was swept (see SweepResult.spec)
-    DIR/summary/<k1>=<v1>/.../seed=<s>.parquet      one row per run
-    DIR/per_sl/<k1>=<v1>/.../seed=<s>.parquet       one row per service level
-    DIR/histogram/<k1>=<v1>/.../seed=<s>.parquet    one row per (service level, latency bin)
+    DIR/sweep.json                                   what was swept (see SweepResult.spec)
+    DIR/summary/point-<id>/seed-<s>.parquet          one row per run
+    DIR/per_sl/point-<id>/seed-<s>.parquet           one row per service level
+    DIR/histogram/point-<id>/seed-<s>.parquet        one row per (service level, latency bin)
 
-Every file also holds the varied keys as columns (named by the dotted key), ``seed``,
+``<id>`` is 16 hex digits of a hash of the point's varied values (:func:`point_id`), so a
+directory name never has to spell a value (a ``/`` in a path, a float's digits) and no
+directory looks like a hive partition (``key=value``): pandas, pyarrow (with or without hive
+partitioning), polars and DuckDB all read the three tables with the types of their columns.
+Every file holds the varied keys as typed columns (named by the dotted key), ``seed``,
 ``config_hash`` and ``version``. A run's summary file is written last, so its presence means
-the run is complete; rerunning the same sweep skips complete runs.
+the run is complete; rerunning the same sweep checks every file of each complete run, skips
+the sound ones and reruns the damaged ones.
+
+Datasets written by flitsim 0.1 (``sweep.json`` version 1) put each varied value in a
+directory name instead, ``DIR/summary/<k1>=<v1>/.../seed=<s>.parquet``; :func:`load_sweep`
+reads them, and resuming one keeps writing that layout.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -31,6 +41,7 @@ from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
+    Callable,
     Dict,
     Iterable,
     Iterator,
@@ -64,12 +75,16 @@ from .values import format_value, parse_vary
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
-__all__ = ["SweepInterrupted", "SweepResult", "load_sweep", "parse_vary", "sweep"]
+__all__ = ["SweepInterrupted", "SweepResult", "load_sweep", "parse_vary", "point_id", "sweep"]
 
 SWEEP_FORMAT = "flitsim-sweep"
-SWEEP_FORMAT_VERSION = 1
+# 2: point-<id>/seed-<s>.parquet (flitsim 0.2); 1: <key>=<value>/…/seed=<s>.parquet (0.1).
+SWEEP_FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 SPEC_FILE = "sweep.json"
 TABLES = ("summary", "per_sl", "histogram")
+
+_log = logging.getLogger("flitsim.sweep")
 
 # Columns every file has besides the varied keys; a varied key may not take these names.
 _RESERVED = {"seed", "config_hash", "version", "sl", "name", "latency", "count"}
@@ -98,7 +113,7 @@ class _Run:
     seed: int
     sets: Tuple[str, ...]  # every override, the varied keys last
     config_hash: str
-    relpath: str  # "<k1>=<v1>/.../seed=<s>.parquet"
+    labels: Tuple[str, ...]  # the values as (version 1) directory labels
 
 
 class _Grid:
@@ -108,17 +123,19 @@ class _Grid:
         self.keys: List[str] = list(vary)
         self.values: List[List[Any]] = [list(v) for v in vary.values()]
         self.kinds = [_column_kind(v) for v in self.values]
-        self.labels: List[List[str]] = []
-        for key, values in zip(self.keys, self.values):
-            labels = [_dir_label(v) for v in values]
+        self.labels: List[List[str]] = [[_dir_label(v) for v in vs] for vs in self.values]
+
+    def check_labels(self) -> None:
+        """Refuse values that would share a version-1 directory name (``a/b`` and ``a_b``)."""
+        for key, values, labels in zip(self.keys, self.values, self.labels):
             for i, label in enumerate(labels):
                 j = labels.index(label)
                 if j != i:
                     raise FlitsimError(
                         f"vary {key}: values {values[j]!r} and {values[i]!r} would share the "
-                        f"directory name {key}={label}"
+                        f"directory name {key}={label} of this version-1 dataset; write the "
+                        "sweep to a new directory"
                     )
-            self.labels.append(labels)
 
     def points(self) -> Iterator[Tuple[Tuple[Any, ...], Tuple[str, ...]]]:
         """(values, labels) of every point, the first key varying slowest."""
@@ -168,6 +185,7 @@ def sweep(
     progress: Optional[bool] = None,
     overwrite: bool = False,
     sets: Optional[Iterable[str]] = None,
+    log: Optional[Callable[[str], None]] = None,
     **overrides: Any,
 ) -> "pa.Table":
     """Run every combination of the ``vary`` values with every seed; return the summaries.
@@ -186,9 +204,16 @@ def sweep(
       with :mod:`multiprocessing`, a script doing that needs the
       ``if __name__ == "__main__":`` guard).
     * ``out``: directory of the Parquet dataset (see :mod:`flitsim.sweep`). A rerun into the
-      same directory skips finished runs; a directory holding a different sweep is refused
-      unless ``overwrite=True``, which deletes that dataset first.
-    * ``progress``: a progress bar on stderr; ``None`` shows it when stderr is a terminal.
+      same directory skips finished runs, after checking each of their files; a run with a
+      damaged file (unreadable, missing columns, empty) is run again. A directory holding a
+      different sweep is refused unless ``overwrite=True``, which deletes that dataset
+      first.
+    * ``progress``: show progress on stderr: a bar when stderr is a terminal, else one line
+      per finished run (for batch logs); ``None`` shows the bar when stderr is a terminal
+      and nothing otherwise.
+    * ``log``: called with each message about a resumed sweep: how many finished runs were
+      skipped, which damaged runs are rerun. Default: the ``flitsim.sweep`` logger (damaged
+      runs as warnings, which Python prints on stderr when logging is not configured).
 
     Every run is validated before any starts, so a bad value in ``vary`` raises
     :class:`flitsim.FlitsimError` at once. The result is a :class:`pyarrow.Table`, one row
@@ -226,6 +251,7 @@ def sweep(
 
     out_dir = Path(out) if out is not None else None
     done: Dict[int, "pa.Table"] = {}
+    relpaths: Dict[int, str] = {}
     if out_dir is not None:
         spec = {
             "format": SWEEP_FORMAT,
@@ -238,16 +264,17 @@ def sweep(
             "overrides": list(base_sets),
         }
         spec = json.loads(json.dumps(spec))
-        _prepare_out(out_dir, spec, overwrite)
-        for run in runs:
-            table = _finished_summary(out_dir, run)
-            if table is not None:
-                done[run.index] = table
+        version = _prepare_out(out_dir, spec, overwrite)
+        if version == 1:
+            grid.check_labels()
+        relpaths = {r.index: _relpath(version, grid.keys, r.values, r.labels, r.seed)
+                    for r in runs}
+        _resume(out_dir, runs, relpaths, grid, done, log)
 
     todo = [r for r in runs if r.index not in done]
     if todo:
-        _execute(todo, len(runs), done, grid, text, origin, out_dir, jobs, backend, scheduler,
-                 _show_progress(progress))
+        _execute(todo, len(runs), done, grid, text, origin, out_dir, relpaths, jobs, backend,
+                 scheduler, _progress_mode(progress))
     return _concat([done[r.index] for r in runs])
 
 
@@ -255,7 +282,9 @@ def load_sweep(out: Union[str, "os.PathLike[str]"]) -> "SweepResult":
     """Read the dataset a :func:`sweep` wrote to ``out``.
 
     Runs whose summary file is missing (an interrupted sweep) are left out of the tables and
-    listed in :attr:`SweepResult.missing`.
+    listed in :attr:`SweepResult.missing`. Reads the layout of flitsim 0.1 (``sweep.json``
+    version 1) too. The tables are read when first asked for; a damaged file (not Parquet,
+    truncated, missing columns) raises :class:`flitsim.FlitsimError` naming it.
 
     >>> import flitsim, tempfile
     >>> tmp = tempfile.TemporaryDirectory()
@@ -302,9 +331,10 @@ class SweepResult:
         self.spec: Dict[str, Any] = spec
         self.vary: Dict[str, List[Any]] = {k: list(v) for k, v in spec["vary"].items()}
         self.seeds: List[int] = list(spec["seeds"])
+        self.version: int = int(spec["version"])
         self._grid = _Grid(self.vary)
         self._cells = [
-            (values, seed, _relpath(self._grid.keys, labels, seed))
+            (values, seed, _relpath(self.version, self._grid.keys, values, labels, seed))
             for values, labels in self._grid.points()
             for seed in self.seeds
         ]
@@ -341,10 +371,17 @@ class SweepResult:
 
     def _table(self, name: str) -> "pa.Table":
         if name not in self._tables:
-            import pyarrow.parquet as pq
-
             done = [rel for _, _, rel in self._cells if (self.path / "summary" / rel).is_file()]
-            tables = [pq.read_table(self.path / name / rel) for rel in done]
+            tables = []
+            for rel in done:
+                path = self.path / name / rel
+                table, problem = _read_checked(path, name, self._grid)
+                if table is None:
+                    raise FlitsimError(
+                        f"{path}: damaged result file ({problem}); rerun the sweep with the "
+                        "same arguments to redo that run"
+                    )
+                tables.append(table)
             if not tables:
                 tables = [_empty_table(name, self._grid)]
             self._tables[name] = _concat(tables)
@@ -446,7 +483,7 @@ def _plan(
                     seed=seed,
                     sets=sets,
                     config_hash=str(resolved["config_hash"]),
-                    relpath=_relpath(grid.keys, labels, seed),
+                    labels=labels,
                 )
             )
     return runs
@@ -464,12 +501,14 @@ def _execute(
     text: str,
     origin: str,
     out: Optional[Path],
+    relpaths: Mapping[int, str],
     jobs: int,
     backend: str,
     scheduler: Any,
-    show_progress: bool,
+    progress: Optional[str],
 ) -> None:
-    """Run ``todo``, writing each finished run (in this thread) and adding it to ``done``."""
+    """Run ``todo``, writing each finished run (in this thread) and adding it to ``done``.
+    ``progress``: ``"bar"``, ``"lines"`` (one line per finished run) or ``None``."""
     import click
 
     workers = min(jobs, len(todo))
@@ -478,7 +517,7 @@ def _execute(
     else:
         results = _local_results(todo, text, origin, workers)
     bar = None
-    if show_progress:
+    if progress == "bar":
         bar = click.progressbar(
             length=len(todo), label="sweep", show_eta=True, show_pos=True, file=sys.stderr
         )
@@ -491,10 +530,20 @@ def _execute(
                 raise FlitsimError(
                     f"sweep point {grid.describe(run.values) or '(base)'}, seed {run.seed}: {e}"
                 ) from None
-            done[run.index] = _store(run, summary_json, grid, out)
+            table = _store(run, summary_json, grid, out, relpaths.get(run.index))
+            done[run.index] = table
             if bar is not None:
                 bar.update(1)
+            elif progress == "lines":
+                click.echo(_progress_line(run, table, grid, len(done), total), err=True)
     except KeyboardInterrupt as e:
+        # Let the runner stop the runs in progress (they end "interrupted" and are not stored;
+        # the finished ones are written already, so a resume redoes only the others). When
+        # Ctrl-C arrived inside the runner, it has done so and throw() just re-raises.
+        try:
+            results.throw(KeyboardInterrupt())
+        except (KeyboardInterrupt, StopIteration):
+            pass
         raise SweepInterrupted(len(done), total, out) from e
     finally:
         results.close()  # cancel what has not started; wait for what is running
@@ -510,6 +559,14 @@ def _local_results(
         futures = {pool.submit(_run_one, text, origin, r.sets, r.seed): r for r in todo}
         for future in as_completed(futures):
             yield futures[future], future
+    except KeyboardInterrupt:
+        # Ctrl-C while waiting here: stop the runs in progress instead of waiting for them.
+        _core.cancel_request()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _core.cancel_clear()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -553,6 +610,9 @@ def _dask_results(
             by_key[future.key] = run
         for future in dask_completed(futures):
             yield by_key[future.key], future
+    except KeyboardInterrupt:
+        _stop_dask_runs(client, [f for f in futures if not f.done()])
+        raise
     finally:
         pending = [f for f in futures if not f.done()]
         if pending:
@@ -563,30 +623,90 @@ def _dask_results(
             cluster.close()
 
 
-def _show_progress(progress: Optional[bool]) -> bool:
-    if progress is not None:
-        return bool(progress)
+# Run on Dask workers by _stop_dask_runs: the stopped runs fail "interrupted", which the worker
+# would log as "Compute Failed" with a traceback; its log is quiet until the request is cleared.
+_WORKER_LOG = "distributed.worker"
+
+
+def _cancel_request() -> None:
+    import logging
+
+    logging.getLogger(_WORKER_LOG).disabled = True
+    _core.cancel_request()
+
+
+def _cancel_clear() -> None:
+    import logging
+
+    _core.cancel_clear()
+    logging.getLogger(_WORKER_LOG).disabled = False
+
+
+def _stop_dask_runs(client: Any, running: List[Any]) -> None:
+    """Ctrl-C: ask the workers' flitsim computations to stop (a cancelled Dask future's task
+    would run to its end), give them a moment to return, and withdraw the request so that the
+    workers of a shared cluster run later tasks again."""
+    from distributed import wait
+
+    if not running:
+        return
     try:
-        return sys.stderr.isatty()
+        client.run(_cancel_request)
+        wait(running, timeout=2)
+    except Exception:  # a timeout or a lost worker: the cluster's own shutdown follows
+        pass
+    finally:
+        try:
+            client.run(_cancel_clear)
+        except Exception:
+            pass
+
+
+def _progress_mode(progress: Optional[bool]) -> Optional[str]:
+    """``"bar"`` on a terminal, ``"lines"`` when asked for elsewhere, else ``None``."""
+    try:
+        tty = sys.stderr.isatty()
     except (AttributeError, ValueError):
-        return False
+        tty = False
+    if progress is None:
+        return "bar" if tty else None
+    if not progress:
+        return None
+    return "bar" if tty else "lines"
+
+
+def _progress_line(run: _Run, table: "pa.Table", grid: _Grid, finished: int, total: int) -> str:
+    """``sweep [3/8] traffic.load=0.3, seed 1: accepted 0.2981, latency 25.4, 0.41 s``."""
+    from ._format import fixed
+
+    row = table.to_pylist()[0]
+    if row.get("deadlock") and row.get("accepted_load") is None:
+        outcome = "deadlock"
+    else:
+        outcome = (f"accepted {fixed(row.get('accepted_load'), 4)}, "
+                   f"latency {fixed(row.get('latency_mean'), 1)}")
+        if row.get("deadlock"):
+            outcome += ", deadlock"
+        elif row.get("saturated"):
+            outcome += ", saturated"
+    point = grid.describe(run.values) or "(base)"
+    return (f"sweep [{finished}/{total}] {point}, seed {run.seed}: {outcome}, "
+            f"{fixed(row.get('wall_seconds'), 2)} s")
 
 
 # ---------------------------------------------------------------------------------------
 # The dataset on disk
 
 
-def _store(run: _Run, summary_json: str, grid: _Grid, out: Optional[Path]) -> "pa.Table":
+def _store(
+    run: _Run, summary_json: str, grid: _Grid, out: Optional[Path], relpath: Optional[str]
+) -> "pa.Table":
     """Build the three tables of a finished run, write them under ``out`` (summary last),
     and return the summary table."""
     import pyarrow as pa
 
     summary = json.loads(summary_json)
-    prefix_fields = grid.fields() + [
-        pa.field("seed", pa.int64()),
-        pa.field("config_hash", pa.string()),
-        pa.field("version", pa.string()),
-    ]
+    prefix_fields = _prefix_fields(grid)
     prefix = grid.cells(run.values)
     prefix.update(
         seed=run.seed,
@@ -596,7 +716,7 @@ def _store(run: _Run, summary_json: str, grid: _Grid, out: Optional[Path]) -> "p
     summary_table = pa.Table.from_pylist(
         [{**prefix, **summary_row(summary)}], schema=summary_schema(prefix_fields, summary)
     )
-    if out is None:
+    if out is None or relpath is None:
         return summary_table
     per_sl = pa.Table.from_pylist(
         [{**prefix, **row} for row in per_sl_rows(summary)], schema=per_sl_schema(prefix_fields)
@@ -605,11 +725,11 @@ def _store(run: _Run, summary_json: str, grid: _Grid, out: Optional[Path]) -> "p
         [{**prefix, **row} for row in histogram_rows(summary)],
         schema=histogram_schema(prefix_fields),
     )
-    summary_path = out / "summary" / run.relpath
+    summary_path = out / "summary" / relpath
     if summary_path.exists():  # a stale run being redone: not complete until rewritten
         summary_path.unlink()
-    _write_atomic(histogram, out / "histogram" / run.relpath)
-    _write_atomic(per_sl, out / "per_sl" / run.relpath)
+    _write_atomic(histogram, out / "histogram" / relpath)
+    _write_atomic(per_sl, out / "per_sl" / relpath)
     _write_atomic(summary_table, summary_path)
     return summary_table
 
@@ -625,22 +745,127 @@ def _write_atomic(table: "pa.Table", path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _finished_summary(out: Path, run: _Run) -> Optional["pa.Table"]:
-    """The stored summary of ``run`` if all its files exist and match the current config."""
+def _resume(
+    out: Path,
+    runs: Sequence[_Run],
+    relpaths: Mapping[int, str],
+    grid: _Grid,
+    done: Dict[int, "pa.Table"],
+    log: Optional[Callable[[str], None]],
+) -> None:
+    """Add the sound finished runs stored in ``out`` to ``done``; say what was skipped and
+    which damaged or stale runs will run again."""
+    damaged: List[str] = []
+    stale = 0
+    for run in runs:
+        status, table, problem = _stored_run(out, grid, relpaths[run.index], run.config_hash)
+        if table is not None:
+            done[run.index] = table
+        elif status == "damaged":
+            damaged.append(problem)
+        elif status == "stale":
+            stale += 1
+    say = log if log is not None else _log.info
+    warn = log if log is not None else _log.warning
+    if done:
+        say(f"resuming {out}: {len(done)} of {len(runs)} runs already finished, skipped")
+    if damaged:
+        shown = "; ".join(damaged[:5])
+        if len(damaged) > 5:
+            shown += f"; and {len(damaged) - 5} more"
+        warn(f"rerunning {_plural(len(damaged), 'damaged run')}: {shown}")
+    if stale:
+        warn(f"rerunning {_plural(stale, 'run')} stored with another configuration hash")
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _stored_run(
+    out: Path, grid: _Grid, relpath: str, config_hash: str
+) -> Tuple[str, Optional["pa.Table"], str]:
+    """What ``out`` holds of one run: ``("done", summary, "")``; ``("todo", None, "")``
+    (never finished); ``("stale", None, "")`` (another configuration); or ``("damaged",
+    None, "<file>: <problem>")`` (finished, but one of its files cannot be used)."""
+    summary_path = out / "summary" / relpath
+    if not summary_path.is_file():
+        return "todo", None, ""
+    tables: Dict[str, "pa.Table"] = {}
+    for name in TABLES:
+        path = out / name / relpath
+        table, problem = _read_checked(path, name, grid)
+        if table is None:
+            return "damaged", None, f"{path}: {problem}"
+        hashes = set(table.column("config_hash").to_pylist())
+        if name == "summary" and hashes != {config_hash}:
+            return "stale", None, ""
+        if hashes - {config_hash}:
+            return "damaged", None, f"{path}: written by another configuration"
+        tables[name] = table
+    summary = tables["summary"].to_pylist()[0]
+    measured = summary.get("latency_mean") is not None and not summary.get("deadlock")
+    if measured and tables["histogram"].num_rows == 0:
+        return "damaged", None, f"{out / 'histogram' / relpath}: no rows"
+    return "done", tables["summary"], ""
+
+
+def _read_checked(
+    path: Path, name: str, grid: _Grid
+) -> Tuple[Optional["pa.Table"], str]:
+    """``(table, "")`` when ``path`` is a readable Parquet file of table ``name`` with the
+    columns and types it must have (one row for a summary, at least one for per_sl), else
+    ``(None, problem)``."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not all((out / name / run.relpath).is_file() for name in TABLES):
-        return None
+    if not path.is_file():
+        return None, "missing"
     try:
-        table = pq.read_table(out / "summary" / run.relpath)
-        hashes = table.column("config_hash").to_pylist()
-    except (OSError, KeyError, ValueError):  # unreadable or foreign file: redo the run
-        return None
-    return table if hashes == [run.config_hash] else None
+        table = pq.ParquetFile(path).read()
+    except (OSError, ValueError, pa.ArrowException) as e:
+        return None, f"not a readable Parquet file: {_first_line(e)}"
+    for field in _expected_fields(name, grid):
+        if field.name not in table.schema.names:
+            return None, f"no column {field.name}"
+        actual = table.schema.field(field.name).type
+        if actual != field.type:
+            return None, f"column {field.name} is {actual}, not {field.type}"
+    if name == "summary" and table.num_rows != 1:
+        return None, f"{table.num_rows} rows instead of 1"
+    if name == "per_sl" and table.num_rows == 0:
+        return None, "no rows"
+    return table, ""
 
 
-def _prepare_out(out: Path, spec: Dict[str, Any], overwrite: bool) -> None:
-    """Check that ``out`` is empty or holds this same sweep; write ``sweep.json``."""
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
+
+
+def _expected_fields(name: str, grid: _Grid) -> List["pa.Field"]:
+    """The columns every file of table ``name`` has (the summary's per-SL columns vary)."""
+    prefix = _prefix_fields(grid)
+    if name == "summary":
+        return list(summary_schema(prefix, {}))
+    if name == "per_sl":
+        return list(per_sl_schema(prefix))
+    return list(histogram_schema(prefix))
+
+
+def _prefix_fields(grid: _Grid) -> List["pa.Field"]:
+    import pyarrow as pa
+
+    return grid.fields() + [
+        pa.field("seed", pa.int64()),
+        pa.field("config_hash", pa.string()),
+        pa.field("version", pa.string()),
+    ]
+
+
+def _prepare_out(out: Path, spec: Dict[str, Any], overwrite: bool) -> int:
+    """Check that ``out`` is empty or holds this same sweep; write ``sweep.json``. Returns
+    the layout version to write: that of the sweep found there, else the current one."""
     if out.exists() and not out.is_dir():
         raise FlitsimError(f"sweep output {out} exists and is not a directory")
     old = _read_spec(out, strict=False) if out.is_dir() else None
@@ -651,20 +876,26 @@ def _prepare_out(out: Path, spec: Dict[str, Any], overwrite: bool) -> None:
             for name in TABLES:
                 shutil.rmtree(out / name, ignore_errors=True)
             (out / SPEC_FILE).unlink(missing_ok=True)
+            old = None
         elif differs:
             raise FlitsimError(
                 f"{out} already holds a different sweep ({'; '.join(differs)}); rerun with "
                 "--overwrite (overwrite=True) to replace it, or choose another directory"
             )
+    version = old["version"] if old is not None else SWEEP_FORMAT_VERSION
+    spec["version"] = version
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".{SPEC_FILE}.tmp"
     tmp.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out / SPEC_FILE)
+    return int(version)
 
 
 def _differences(old: Dict[str, Any], new: Dict[str, Any]) -> List[str]:
     if old.get("format") != SWEEP_FORMAT:
         return [f"{SPEC_FILE} is not a flitsim sweep description"]
+    if old.get("version") not in READ_VERSIONS:
+        return [f"{SPEC_FILE} has format version {old.get('version')}, unknown to this flitsim"]
     diffs = []
     if old.get("config") != new["config"]:
         diffs.append("the config differs")
@@ -692,17 +923,41 @@ def _read_spec(out: Path, strict: bool = True) -> Optional[Dict[str, Any]]:
         if not strict:
             return {"format": None}
         raise FlitsimError(f"{path}: not a flitsim sweep description")
-    if strict and spec.get("version") != SWEEP_FORMAT_VERSION:
+    if strict and spec.get("version") not in READ_VERSIONS:
         raise FlitsimError(
             f"{path}: sweep format version {spec.get('version')} is not supported "
-            f"(this flitsim reads version {SWEEP_FORMAT_VERSION})"
+            f"(this flitsim reads versions {', '.join(map(str, READ_VERSIONS))})"
         )
+    if strict:
+        for key, kind in (("vary", dict), ("seeds", list)):
+            if not isinstance(spec.get(key), kind):
+                raise FlitsimError(f"{path}: damaged sweep description (no valid {key!r})")
     return spec
 
 
-def _relpath(keys: Sequence[str], labels: Sequence[str], seed: int) -> str:
-    parts = [f"{_safe(k)}={label}" for k, label in zip(keys, labels)]
-    return "/".join(parts + [f"seed={seed}.parquet"])
+def point_id(vary: Mapping[str, Any]) -> str:
+    """The name of a point's directory in a sweep dataset: ``point-`` and 16 hex digits of
+    the SHA-256 of the point's varied values as canonical JSON (keys sorted), so equal points
+    share it whatever the order of ``vary`` and values of different types (``1``, ``1.0``,
+    ``true``, ``"1"``) do not.
+
+    >>> point_id({"traffic.load": 0.5, "routing.vls": 2})
+    'point-c0aa42db0277d13b'
+    >>> point_id({"routing.vls": 2, "traffic.load": 0.5}) == _
+    True
+    """
+    canonical = json.dumps(dict(vary), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "point-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _relpath(
+    version: int, keys: Sequence[str], values: Sequence[Any], labels: Sequence[str], seed: int
+) -> str:
+    """A run's file below ``summary/`` (``per_sl/``, ``histogram/``)."""
+    if version == 1:
+        parts = [f"{_safe(k)}={label}" for k, label in zip(keys, labels)]
+        return "/".join(parts + [f"seed={seed}.parquet"])
+    return f"{point_id(dict(zip(keys, values)))}/seed-{seed}.parquet"
 
 
 def _concat(tables: List["pa.Table"]) -> "pa.Table":
@@ -717,13 +972,7 @@ def _concat(tables: List["pa.Table"]) -> "pa.Table":
 
 
 def _empty_table(name: str, grid: _Grid) -> "pa.Table":
-    import pyarrow as pa
-
-    prefix = grid.fields() + [
-        pa.field("seed", pa.int64()),
-        pa.field("config_hash", pa.string()),
-        pa.field("version", pa.string()),
-    ]
+    prefix = _prefix_fields(grid)
     schema = {
         "summary": lambda: summary_schema(prefix, {}),
         "per_sl": lambda: per_sl_schema(prefix),

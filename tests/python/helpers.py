@@ -42,6 +42,88 @@ warmup = 300
 measure = 1000
 """
 
+
+# -- two-class configs shared by the sweep, plot and report tests ------------------------------
+
+# The start of both: a 4x4 torus with dimension-order routing (the VL count follows).
+TORUS_4X4_DOR = """\
+seed = 1
+
+[topology]
+kind = "torus"
+sides = [4, 4]
+
+[routing]
+engine = "dor"
+"""
+
+# Two classes on a 4x4 torus, short runs: saturates between loads 0.6 and 0.9.
+TWO_CLASS_CONFIG = TORUS_4X4_DOR + """\
+vls = 4
+
+[switch]
+vl_buffer_flits = 32
+scheduler = { kind = "strict_priority", order = [0, 1, 2, 3] }
+
+[nic]
+scheduler = { kind = "strict_priority", order = [0, 1, 2, 3] }
+
+[traffic]
+load = 0.1
+
+[[traffic.class]]
+name = "hi"
+share = 1.0
+message_flits = 8
+
+[[traffic.class]]
+name = "lo"
+share = 3.0
+message_flits = 16
+
+[run]
+warmup = 500
+measure = 2000
+"""
+
+# Two classes (1/4 small messages, 3/4 big ones) on a 4x4 torus with output-buffered switches,
+# short runs: every scheduler saturates at load 0.9.
+QOS_CONFIG = TORUS_4X4_DOR + """\
+vls = 2
+
+[switch]
+vl_buffer_flits = 32
+output_buffer_flits = 32
+speedup = 2
+
+[qos]
+scheduler = "rr"
+
+[qos.dtable]
+entries = 32
+w = 8
+k = 2
+max_distance = [4, 4]
+
+[traffic]
+load = 0.3
+pattern = "uniform"
+
+[[traffic.class]]
+name = "small"
+share = 0.25
+message_flits = 2
+
+[[traffic.class]]
+name = "big"
+share = 0.75
+message_flits = 16
+
+[run]
+warmup = 300
+measure = 1000
+"""
+
 # The keys every summary has (the `flitsim run --json` contract).
 SUMMARY_KEYS = {
     "seed",

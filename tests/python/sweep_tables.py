@@ -15,43 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import pyarrow as pa
 
 import flitsim
-
-# Two classes on a 4x4 torus, short runs: saturates between loads 0.6 and 0.9.
-TWO_CLASS_CONFIG = """\
-seed = 1
-
-[topology]
-kind = "torus"
-sides = [4, 4]
-
-[routing]
-engine = "dor"
-vls = 4
-
-[switch]
-vl_buffer_flits = 32
-scheduler = { kind = "strict_priority", order = [0, 1, 2, 3] }
-
-[nic]
-scheduler = { kind = "strict_priority", order = [0, 1, 2, 3] }
-
-[traffic]
-load = 0.1
-
-[[traffic.class]]
-name = "hi"
-share = 1.0
-message_flits = 8
-
-[[traffic.class]]
-name = "lo"
-share = 3.0
-message_flits = 16
-
-[run]
-warmup = 500
-measure = 2000
-"""
+from helpers import TWO_CLASS_CONFIG
 
 LAT = ("mean", "p50", "p99", "max")
 

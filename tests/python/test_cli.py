@@ -152,3 +152,24 @@ def test_run_report_names_the_deadlock(runner, tiny_config: Path):
     assert result.exit_code == 0, result.output
     assert "DEADLOCK" in result.output
     assert "deadlock-free" in result.output and "no (channel" in result.output
+
+
+def test_bench_scenarios_ship_with_the_package():
+    """`flitsim bench` runs the copies installed with flitsim; they equal examples/."""
+    from flitsim.cli import bench_scenarios_dir
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    for _, filename, _ in BENCH_SCENARIOS:
+        assert (bench_scenarios_dir() / filename).read_text() == (
+            examples / filename
+        ).read_text(), f"python/flitsim/scenarios/{filename} differs from examples/{filename}"
+
+
+def test_bench_runs_outside_the_repository(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proc = subprocess.run(
+        [console_script(), "bench", "--quick"], capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.strip().splitlines()) == 1 + len(BENCH_SCENARIOS)

@@ -67,7 +67,7 @@ def test_wrong_type_in_file_names_key_and_line(runner, tmp_path: Path):
     result = invoke(runner, "run", str(path))
     assert_user_error(result, "type.toml", "key `traffic.load`", f"line {LOAD_LINE}",
                       "invalid type")
-    with pytest.raises(flitsim.FlitsimError, match=f"key `traffic.load`.*line {LOAD_LINE}"):
+    with pytest.raises(flitsim.FlitsimError, match=f"line {LOAD_LINE}.*key `traffic.load`"):
         flitsim.run(path)
 
 

@@ -24,54 +24,8 @@ from flitsim.plot import (  # noqa: E402
     summarize,
     summarize_per_sl,
 )
-from helpers import TINY_CONFIG  # noqa: E402
+from helpers import QOS_CONFIG, TINY_CONFIG  # noqa: E402
 from sweep_tables import make_sweep, run_tables  # noqa: E402
-
-# Two classes (1/4 small messages, 3/4 big ones) on a 4x4 torus with output-buffered switches,
-# short runs: every scheduler saturates at load 0.9.
-QOS_CONFIG = """\
-seed = 1
-
-[topology]
-kind = "torus"
-sides = [4, 4]
-
-[routing]
-engine = "dor"
-vls = 2
-
-[switch]
-vl_buffer_flits = 32
-output_buffer_flits = 32
-speedup = 2
-
-[qos]
-scheduler = "rr"
-
-[qos.dtable]
-entries = 32
-w = 8
-k = 2
-max_distance = [4, 4]
-
-[traffic]
-load = 0.3
-pattern = "uniform"
-
-[[traffic.class]]
-name = "small"
-share = 0.25
-message_flits = 2
-
-[[traffic.class]]
-name = "big"
-share = 0.75
-message_flits = 16
-
-[run]
-warmup = 300
-measure = 1000
-"""
 
 SCHEDULERS = ["rr", "dtable"]
 LOADS = [0.3, 0.6, 0.9]

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
+import flitsim
 from flitsim.cli import main
+from flitsim.cli_qos import dtable
+from helpers import assert_user_error, invoke
 
 TABLE10 = [
     "qos", "dtable", "--entries", "128", "--gmtu", "16", "--w", "8", "--k", "2",
@@ -53,3 +57,38 @@ def test_bad_sl_syntax():
     result = CliRunner().invoke(main, ["qos", "dtable", "--sl", "VO:2:2"])
     assert result.exit_code == 2
     assert "NAME:MAX_DISTANCE:MTU:SHARE" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--entries", "-1"], "'--entries' / '-n': -1 is not in the range 1<=x<=4096"),
+        (["--entries", "100000000"], "100000000 is not in the range 1<=x<=4096"),
+        (["--entries", "0"], "0 is not in the range 1<=x<=4096"),
+        (["--gmtu", "0"], "'--gmtu': 0 is not in the range 1<=x<=1024"),
+        (["--w", "100000"], "'--w': 100000 is not in the range 1<=x<=255"),
+        (["--k", "-3"], "'--k': -3 is not in the range 1<=x<=64"),
+        (["--unit-bytes", "0"], "'--unit-bytes': 0 is not in the range 1<=x<=65536"),
+        (["--entries", "x"], "'x' is not a valid integer"),
+        (["--sl", "VO:-1:2:0.5"], "--sl 'VO:-1:2:0.5': MAX_DISTANCE must be in 1..4096, not -1"),
+        (["--sl", "VO:2:99999999999999999999:0.5"], "MTU must be in 1..1024 units"),
+        (["--sl", "VO:2:2:nan"], "share NaN is not a number"),
+    ],
+)
+def test_dtable_arguments_out_of_bounds_are_clear_errors(runner, args, message):
+    result = invoke(runner, "qos", "dtable", "--sl", "BE:4:4:0.5", *args)
+    assert_user_error(result, message)
+
+
+def test_dtable_at_its_bounds_is_quick(runner):
+    result = invoke(runner, "qos", "dtable", "--entries", 4096, "--gmtu", 1024, "--w", 255,
+                    "--k", 64, "--unit-bytes", 65536, "--sl", "A:2:1024:0.5",
+                    "--sl", "B:2:1024:0.5", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["table"]) == 4096
+
+
+@pytest.mark.parametrize("kwargs", [{"entries": -1}, {"w": 10**9}, {"gmtu": 1.5}, {"k": True}])
+def test_dtable_api_checks_its_bounds(kwargs):
+    with pytest.raises(flitsim.FlitsimError, match="must be an integer in 1.."):
+        dtable([("BE", 4, 4, 0.5)], **kwargs)

@@ -12,7 +12,7 @@ import pytest
 
 import flitsim
 from flitsim import Result, results, to_toml
-from helpers import TINY_CONFIG, check_summary, without_performance
+from helpers import TINY_CONFIG, check_summary, invoke, without_performance
 
 TWO_CLASSES = TINY_CONFIG.replace(
     "[run]",
@@ -243,3 +243,56 @@ def test_physical_units_add_summary_columns_only_when_set(result: Result):
     assert "latency_ns_mean" not in results.summary_schema([], result.summary).names
     assert " ns" in format_summary(with_units.summary)
     assert "Gb/s" not in format_summary(result.summary)
+
+
+# A MinHop 8x8 torus with one VL deadlocks long before its warm-up ends (issue 11, item 4).
+DEADLOCKING = dict(
+    topology__sides=[8, 8],
+    routing__engine="minhop",
+    routing__vls=1,
+    traffic__load=0.9,
+    run__stall_cycles=500,
+    run__warmup=20000,
+)
+
+
+def test_a_deadlocked_run_reports_null_statistics_not_zeros(tiny_text: str):
+    r = flitsim.run(tiny_text, **DEADLOCKING)
+    s = r.summary
+    assert s["deadlock"] and s["saturated"] and not s["drained"]
+    for key in ("offered_load", "accepted_load", "hops_mean"):
+        assert s[key] is None, key
+    for block in ("latency", "network_latency"):
+        assert s[block] == {"mean": None, "p50": None, "p99": None, "max": None, "count": 0}
+    (sl,) = s["per_sl"]
+    assert (sl["offered_load"], sl["accepted_load"], sl["share"]) == (None, None, None)
+    assert sl["latency"]["mean"] is None
+    # The tables keep the nulls (typed float64 columns), never 0.
+    table = r.per_sl
+    assert table.schema.field("accepted_load").type == pa.float64()
+    assert table.column("accepted_load").to_pylist() == [None]
+    assert table.column("latency_mean").to_pylist() == [None]
+    assert table.column("latency_count").to_pylist() == [0]
+    row = results.summary_schema([], s)
+    assert row.field("latency_mean").type == pa.float64()
+
+
+def test_nullable_result_fields_have_nullable_schema_types():
+    schema = results.result_schema()
+    props = schema["properties"]
+    assert props["accepted_load"]["type"] == ["number", "null"]
+    latency = results.schema_node(schema, props["latency"])["properties"]
+    assert latency["p99"]["type"] == ["integer", "null"]
+    assert latency["count"]["type"] == "integer"
+
+
+def test_the_text_report_of_a_deadlocked_run_says_deadlock(runner, tiny_config: Path):
+    sets = [f"{k.replace('__', '.')}={json.dumps(v)}" for k, v in DEADLOCKING.items()]
+    result = invoke(runner, "run", tiny_config, *[a for s in sets for a in ("--set", s)])
+    assert result.exit_code == 0, result.output
+    lines = {line.split("  ")[1].strip(): line for line in result.output.splitlines()
+             if line.startswith("  ") and len(line.split("  ")) > 2}
+    for label in ("offered load", "accepted load", "latency", "hops (mean)"):
+        assert "deadlock" in lines[label], result.output
+    assert "0.0000" not in result.output
+    assert "DEADLOCK" in result.output

@@ -49,8 +49,8 @@ fn main() {
             p.wall_seconds,
             p.cycles_per_second,
             p.flit_hops_per_second / 1e6,
-            r.accepted_load,
-            r.latency.mean
+            r.accepted_load.unwrap(),
+            r.latency.mean.unwrap()
         );
     }
 }

@@ -14,6 +14,41 @@ pub fn build_topology(
     cfg: &ExperimentConfig,
     base_dir: Option<&Path>,
 ) -> Result<Topology, ExperimentError> {
+    cfg.topology
+        .validate()
+        .map_err(|e| cfg.error(&e.key, &e.message))?;
+    // Before generating: a huge fabric is refused here, without allocating it.
+    crate::memory::check(cfg, None)?;
+    let generated = !matches!(cfg.topology, TopologyConfig::File { .. });
+    let topo = generate(cfg, base_dir).map_err(|e| match e {
+        // A generator's parameters are the `[topology]` section's.
+        ExperimentError::Topology(e) if generated => cfg.error("topology", &e.to_string()),
+        e => e,
+    })?;
+    check_topology(cfg, &topo)?;
+    if !generated {
+        crate::memory::check(cfg, Some(&topo))?;
+    }
+    Ok(topo)
+}
+
+/// The checks that need the built fabric: endpoints to run on, and the traffic pattern's
+/// needs (a power-of-two endpoint count for the bit patterns).
+pub fn check_topology(cfg: &ExperimentConfig, topo: &Topology) -> Result<(), ExperimentError> {
+    let n = topo.num_endpoints();
+    if n == 0 {
+        let key = match cfg.topology {
+            TopologyConfig::File { .. } => "topology.path",
+            _ => "topology",
+        };
+        return Err(cfg.error(key, "the topology has no endpoints"));
+    }
+    cfg.traffic
+        .validate_endpoints(n)
+        .map_err(|e| cfg.error(&e.key, &e.message))
+}
+
+fn generate(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<Topology, ExperimentError> {
     Ok(match &cfg.topology {
         TopologyConfig::Torus {
             sides,
@@ -202,7 +237,7 @@ pub fn run_experiment(
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     let mut net = Network::build(&cfg.params(), &topo, fabric)?;
-    let mut result = net.run();
+    let mut result = net.run()?;
     result.cdg = cdg;
     if let Some(units) = &cfg.units {
         units.add_physical(&mut result);

@@ -36,6 +36,7 @@
 pub mod config;
 mod error;
 pub mod experiment;
+pub mod memory;
 pub mod report;
 
 pub use config::ExperimentConfig;

@@ -34,6 +34,9 @@ pub enum ReportError {
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
+    /// Stopped by [`flitsim_topology::cancel::request`] (Ctrl-C).
+    #[error("interrupted")]
+    Cancelled(#[from] flitsim_topology::cancel::Cancelled),
 }
 
 /// Loads a topology named by `spec_or_path`: an existing file is read with
@@ -92,8 +95,8 @@ pub struct TopoInfo {
 }
 
 /// Computes [`TopoInfo`] (the diameter by a breadth-first search from every switch, in
-/// parallel).
-pub fn topo_info(topo: &Topology) -> TopoInfo {
+/// parallel). Fails only when cancelled ([`flitsim_topology::cancel`]).
+pub fn topo_info(topo: &Topology) -> Result<TopoInfo, ReportError> {
     let inter = topo
         .links()
         .iter()
@@ -101,16 +104,19 @@ pub fn topo_info(topo: &Topology) -> TopoInfo {
         .count();
     let ports = topo.switches().iter().map(|s| s.ports as u32);
     let connected = topo.is_connected();
-    let diameter = connected.then(|| {
-        (0..topo.num_switches() as u32)
+    let diameter = if connected {
+        let eccentricities: Vec<u32> = (0..topo.num_switches() as u32)
             .into_par_iter()
             .map_init(Bfs::default, |bfs, s| {
-                bfs.switches(topo, [s]).iter().copied().max().unwrap_or(0)
+                flitsim_topology::cancel::check()?;
+                Ok(bfs.switches(topo, [s]).iter().copied().max().unwrap_or(0))
             })
-            .max()
-            .unwrap_or(0)
-    });
-    TopoInfo {
+            .collect::<Result<_, flitsim_topology::cancel::Cancelled>>()?;
+        Some(eccentricities.into_iter().max().unwrap_or(0))
+    } else {
+        None
+    };
+    Ok(TopoInfo {
         name: topo.name().to_string(),
         switches: topo.num_switches(),
         endpoints: topo.num_endpoints(),
@@ -120,13 +126,13 @@ pub fn topo_info(topo: &Topology) -> TopoInfo {
         connected,
         diameter,
         shape: topo.shape().clone(),
-    }
+    })
 }
 
 /// [`topo_info`] of [`load_topology`] as JSON.
 pub fn topo_info_json(spec_or_path: &str) -> Result<String, ReportError> {
     let t = load_topology(spec_or_path)?;
-    Ok(serde_json::to_string(&topo_info(&t)).expect("serialises"))
+    Ok(serde_json::to_string(&topo_info(&t)?).expect("serialises"))
 }
 
 /// The formats [`topo_convert`] writes.
@@ -225,6 +231,7 @@ pub fn hop_stats(topo: &Topology, fabric: &FabricConfig) -> Result<HopStats, Rou
     let n = topo.num_endpoints();
     let nsw = topo.num_switches();
     let per_dest = |d: usize| -> Result<(u64, u32), RoutingError> {
+        flitsim_topology::cancel::check()?;
         let mut dist = vec![u32::MAX; nsw];
         let (dsw, _) = topo.endpoint_switch(EndpointId(d as u32));
         dist[dsw.0 as usize] = 0;
@@ -467,6 +474,7 @@ pub fn route_json(
     options_json: Option<&str>,
 ) -> Result<String, ReportError> {
     let topo = load_topology(spec_or_path)?;
+    check_routing_memory(&topo, max_vls.max(classes))?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
     if let Some(dir) = out_dir {
@@ -478,6 +486,23 @@ pub fn route_json(
     Ok(serde_json::to_string(&report).expect("serialises"))
 }
 
+/// Refuses to route a topology whose tables (forwarding tables, path SLs, SL→VL tables of
+/// `sls` SLs) would not fit in the available memory ([`crate::memory`]).
+fn check_routing_memory(topo: &Topology, sls: u8) -> Result<(), ReportError> {
+    let size = crate::memory::FabricSize::of_topology(topo);
+    let need = size.routing_bytes(sls.max(1) as u128);
+    match crate::memory::available_memory() {
+        Some(limit) if need > limit as u128 => Err(ReportError::Invalid(format!(
+            "the routing tables of {} switches and {} endpoints would need about {}, more than the available memory ({})",
+            size.switches,
+            size.endpoints,
+            crate::memory::human(need),
+            crate::memory::human(limit as u128)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Tables from a routing engine or from an OpenSM dump directory (exactly one of the two).
 fn fabric_for(
     topo: &Topology,
@@ -487,7 +512,10 @@ fn fabric_for(
 ) -> Result<FabricConfig, ReportError> {
     Ok(match (engine, tables_dir) {
         (Some(e), None) => route_with(
-            topo,
+            {
+                check_routing_memory(topo, max_vls)?;
+                topo
+            },
             e,
             &RoutingRequest {
                 vls: max_vls,

@@ -47,19 +47,23 @@ fn below_saturation_accepted_equals_offered_and_flits_are_conserved() {
         let r = run(TORUS, &[&format!("traffic.load={load}")]);
         assert!(!r.saturated, "load {load}: {r:?}");
         assert!(
-            (r.offered_load - load).abs() < 0.1 * load,
+            (r.offered_load.unwrap() - load).abs() < 0.1 * load,
             "offered {} vs {load}",
-            r.offered_load
+            r.offered_load.unwrap()
         );
         assert!(
-            (r.accepted_load - r.offered_load).abs() <= tol * r.offered_load,
+            (r.accepted_load.unwrap() - r.offered_load.unwrap()).abs()
+                <= tol * r.offered_load.unwrap(),
             "{} vs {}",
-            r.accepted_load,
-            r.offered_load
+            r.accepted_load.unwrap(),
+            r.offered_load.unwrap()
         );
         assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
-        assert!(r.latency.mean >= r.network_latency.mean);
-        assert!(r.latency.p50 <= r.latency.p99 && r.latency.p99 <= r.latency.max);
+        assert!(r.latency.mean.unwrap() >= r.network_latency.mean.unwrap());
+        assert!(
+            r.latency.p50.unwrap() <= r.latency.p99.unwrap()
+                && r.latency.p99.unwrap() <= r.latency.max.unwrap()
+        );
     }
 }
 
@@ -77,7 +81,7 @@ fn same_seed_is_byte_identical_and_another_seed_differs() {
 fn beyond_saturation_is_reported() {
     let r = run(TORUS, &["traffic.load=0.9", "run.drain_max=2000"]);
     assert!(r.saturated);
-    assert!(r.accepted_load < 0.9 * r.offered_load);
+    assert!(r.accepted_load.unwrap() < 0.9 * r.offered_load.unwrap());
     assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 }
 
@@ -109,17 +113,17 @@ measure = 20000
     assert_eq!(r.per_sl.len(), 2);
     assert_eq!(r.per_sl[0].name, "A");
     assert!(
-        (r.per_sl[0].offered_load - 0.3).abs() < 0.02,
+        (r.per_sl[0].offered_load.unwrap() - 0.3).abs() < 0.02,
         "{}",
-        r.per_sl[0].offered_load
+        r.per_sl[0].offered_load.unwrap()
     );
     assert!(
-        (r.per_sl[1].offered_load - 0.1).abs() < 0.01,
+        (r.per_sl[1].offered_load.unwrap() - 0.1).abs() < 0.01,
         "{}",
-        r.per_sl[1].offered_load
+        r.per_sl[1].offered_load.unwrap()
     );
-    assert!((r.per_sl[0].share - 0.75).abs() < 0.03);
-    let total: f64 = r.per_sl.iter().map(|c| c.share).sum();
+    assert!((r.per_sl[0].share.unwrap() - 0.75).abs() < 0.03);
+    let total: f64 = r.per_sl.iter().map(|c| c.share.unwrap()).sum();
     assert!((total - 1.0).abs() < 1e-9);
 }
 
@@ -133,7 +137,8 @@ fn port_utilisation_adds_up_to_the_delivered_flits() {
         .filter(|p| p.to_endpoint)
         .flat_map(|p| p.vl_flits.iter())
         .sum();
-    let accepted = (r.accepted_load * r.cycles.measure as f64 * r.endpoints as f64).round() as u64;
+    let accepted =
+        (r.accepted_load.unwrap() * r.cycles.measure as f64 * r.endpoints as f64).round() as u64;
     // Flits leave the switch one link latency before they are counted as delivered.
     assert!(
         (to_ep as i64 - accepted as i64).abs() <= 16 * r.endpoints as i64,
@@ -146,7 +151,11 @@ fn port_utilisation_adds_up_to_the_delivered_flits() {
 fn cbr_injection_is_regular() {
     let r = run(TORUS, &["traffic.injection=\"cbr\"", "traffic.load=0.25"]);
     // CBR offers exactly one 16-flit message every 64 cycles per endpoint.
-    assert!((r.offered_load - 0.25).abs() < 0.005, "{}", r.offered_load);
+    assert!(
+        (r.offered_load.unwrap() - 0.25).abs() < 0.005,
+        "{}",
+        r.offered_load.unwrap()
+    );
     assert!(!r.saturated);
 }
 
@@ -213,13 +222,74 @@ fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
 }
 
 #[test]
+fn a_run_that_deadlocks_in_warm_up_reports_null_statistics_not_zeros() {
+    // Issue 11 item 4: MinHop on an 8x8 torus deadlocks long before a 20000-cycle warm-up ends.
+    let r = run(
+        TORUS,
+        &[
+            "routing.engine=\"minhop\"",
+            "routing.vls=1",
+            "topology.sides=[8,8]",
+            "traffic.load=0.9",
+            "run.stall_cycles=500",
+            "run.warmup=20000",
+        ],
+    );
+    let d = r.deadlock.as_ref().expect("a deadlock report");
+    assert!(d.cycle < 20000, "{d:?}");
+    assert!(r.saturated && !r.drained);
+    // The window never started: nothing was measured, and nothing reads as 0.
+    assert_eq!(r.offered_load, None);
+    assert_eq!(r.accepted_load, None);
+    assert_eq!(r.hops_mean, None);
+    for lat in [&r.latency, &r.network_latency] {
+        assert_eq!(*lat, flitsim_sim::stats::LatencySummary::EMPTY);
+    }
+    for c in &r.per_sl {
+        assert_eq!(
+            (c.offered_load, c.accepted_load, c.share),
+            (None, None, None)
+        );
+        assert_eq!(c.latency, flitsim_sim::stats::LatencySummary::EMPTY);
+    }
+    let json: serde_json::Value = serde_json::to_value(&r).unwrap();
+    assert!(json["latency"]["mean"].is_null() && json["latency"]["count"] == 0);
+    assert!(json["per_sl"][0]["accepted_load"].is_null());
+    // The JSON reads back.
+    let back: RunResult = serde_json::from_value(json).unwrap();
+    assert_eq!(back.offered_load, None);
+}
+
+#[test]
+fn a_run_that_deadlocks_in_its_window_reports_loads_over_the_cycles_it_simulated() {
+    let r = run(
+        TORUS,
+        &[
+            "routing.engine=\"minhop\"",
+            "routing.vls=1",
+            "topology.sides=[8,8]",
+            "traffic.load=0.9",
+            "run.stall_cycles=500",
+            "run.warmup=0",
+            "run.measure=1000000",
+        ],
+    );
+    let d = r.deadlock.as_ref().expect("a deadlock report");
+    assert!(d.cycle < 1_000_000);
+    // Offered over the cycles before the stop, not over the whole (never reached) window.
+    let offered = r.offered_load.expect("the window started");
+    assert!((offered - 0.9).abs() < 0.1, "{offered}");
+    assert!(r.saturated);
+}
+
+#[test]
 fn packets_of_a_flow_arrive_in_order() {
     for switching in ["vct", "wormhole"] {
         let switching_set = format!("switch.switching=\"{switching}\"");
         let sets = [&switching_set, "traffic.load=0.6", "run.measure=3000"];
         let (mut net, _) = network(&parse(TORUS, "t", &sets));
         net.enable_trace();
-        net.run();
+        net.run().unwrap();
         let mut last = std::collections::HashMap::new();
         assert!(net.deliveries().len() > 1000);
         for d in net.deliveries() {
@@ -304,7 +374,7 @@ proptest! {
         );
         let (mut net, _) = network(&parse(&text, "prop", &[]));
         net.enable_trace();
-        let r = net.run();
+        let r = net.run().unwrap();
         prop_assert!(r.deadlock.is_none());
         prop_assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
         let mut last = std::collections::HashMap::new();
@@ -332,7 +402,7 @@ fn a_topology_file_runs_exactly_like_its_generator() {
     // Same topology, same DOR tables (the shape travels with the file), same traffic.
     let a = run(TORUS, &[]);
     let b = run_experiment_str(&from_file, exp.to_str().unwrap(), &[], None).unwrap();
-    assert_eq!(a.accepted_load, b.accepted_load);
+    assert_eq!(a.accepted_load.unwrap(), b.accepted_load.unwrap());
     assert_eq!(a.latency, b.latency);
     let missing = run_experiment_str(
         &from_file.replace("fabric.json", "nope.json"),
@@ -357,8 +427,8 @@ fn latency_histograms_agree_with_the_summaries() {
         .map(|b| b.latency as f64 * b.count as f64)
         .sum::<f64>()
         / n as f64;
-    assert!((mean - r.latency.mean).abs() < 1e-9);
-    assert_eq!(bins.last().unwrap().latency, r.latency.max);
+    assert!((mean - r.latency.mean.unwrap()).abs() < 1e-9);
+    assert_eq!(bins.last().unwrap().latency, r.latency.max.unwrap());
 }
 
 #[test]
@@ -444,11 +514,12 @@ fn visiting_order_within_a_cycle_does_not_change_results() {
         let params = cfg.params();
         let reference = Network::build(&params, &topo, fabric.clone())
             .unwrap()
-            .run();
+            .run()
+            .unwrap();
         for seed in [1, 2] {
             let mut net = Network::build(&params, &topo, fabric.clone()).unwrap();
             net.shuffle_visit_order(seed);
-            let r = net.run();
+            let r = net.run().unwrap();
             assert_eq!(
                 without_performance(&r),
                 without_performance(&reference),

@@ -23,7 +23,7 @@ fn run(sets: &[&str]) -> RunResult {
 }
 
 fn share_a(r: &RunResult) -> f64 {
-    r.per_sl[0].share
+    r.per_sl[0].share.unwrap()
 }
 
 #[test]

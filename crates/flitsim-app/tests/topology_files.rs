@@ -24,25 +24,7 @@ warmup = 200
 measure = 800
 "#;
 
-const IBSIM: &str = r#"# ibsim net file
-Switch	8 "Switch1"
-[1]	"Hca1"[1]
-[2]	"Hca1"[2]
-[3]	"Switch2"[3]
-
-Switch 8 "Switch2"
-[1]	"Hca2"[1]
-[2]	"Hca2"[2]
-[3]	"Switch1"[3]
-
-Hca	2 "Hca1"
-[1]	"Switch1"[1]
-[2]	"Switch1"[2]
-
-Hca	2 "Hca2"
-[1]	"Switch2"[1]
-[2]	"Switch2"[2]
-"#;
+const IBSIM: &str = include_str!("../../flitsim-topology/tests/data/two-switches.ibsim");
 
 struct TempDir(PathBuf);
 impl Drop for TempDir {

@@ -110,6 +110,7 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
     let mut path_channels: Vec<u32> = Vec::new();
     let n_ep = topo.num_endpoints() as u32;
     for src in 0..n_ep {
+        flitsim_topology::cancel::check()?;
         for dst in 0..n_ep {
             for class in 0..fabric.classes {
                 let hops = fabric.trace(topo, EndpointId(src), EndpointId(dst), class)?;
@@ -155,9 +156,13 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
     ))
 }
 
-/// Builds the CDG of `fabric` on `topo` and analyses it; see [`Cdg::report`].
+/// Builds the CDG of `fabric` on `topo` and analyses it; see [`Cdg::report`]. Fails with
+/// [`RoutingError::Cancelled`] when [`flitsim_topology::cancel`] is requested meanwhile.
 pub fn verify(topo: &Topology, fabric: &FabricConfig) -> Result<CdgReport, RoutingError> {
-    Ok(build_cdg(topo, fabric)?.report())
+    let report = build_cdg(topo, fabric)?.report();
+    // The searches of `report` stop early, with an incomplete verdict, when cancelled.
+    flitsim_topology::cancel::check()?;
+    Ok(report)
 }
 
 impl Cdg {
@@ -270,7 +275,7 @@ impl Cdg {
     /// For every back edge `path.last() → v` (with `v` on `path`, the grey chain from the
     /// search root) it calls `on_back_edge(path, v)`, and stops as soon as that returns true.
     /// Runs in O(nodes + dependencies) without recursion, so graph size is not limited by the
-    /// call stack.
+    /// call stack. Stops early when [`flitsim_topology::cancel`] is requested.
     fn search(
         &self,
         keep: impl Fn(usize, usize) -> bool,
@@ -284,6 +289,9 @@ impl Cdg {
         let mut path: Vec<u32> = Vec::new();
         let mut cursor: Vec<usize> = Vec::new();
         for root in 0..nodes {
+            if flitsim_topology::cancel::is_requested() {
+                return;
+            }
             // A node without successors cannot start a cycle.
             if colour[root] != WHITE || self.offsets[root] == self.offsets[root + 1] {
                 continue;

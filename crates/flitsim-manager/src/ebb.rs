@@ -210,6 +210,7 @@ pub fn effective_bisection_bandwidth(
         .map_init(
             || vec![0u32; 2 * links],
             |counts, i| {
+                flitsim_topology::cancel::check()?;
                 let pairs = pattern_pairs(n, seed, i as u64);
                 pattern_value_with(topo, fabric, &pairs, counts)
             },
@@ -240,6 +241,7 @@ pub fn link_loads_all_to_all(
         .map(|s| topo.switch_endpoints(SwitchId(s)).count() as u64)
         .collect();
     let per_dest = |d: usize| -> Result<Vec<(usize, u64)>, RoutingError> {
+        flitsim_topology::cancel::check()?;
         let (dsw, _) = topo.endpoint_switch(EndpointId(d as u32));
         // next[s]: the switch traffic for d goes to from s (None at d's switch).
         let mut next: Vec<Option<usize>> = vec![None; nsw];

@@ -257,6 +257,7 @@ impl FabricConfig {
         let mut state = vec![UNKNOWN; nsw];
         let mut path = Vec::with_capacity(nsw);
         for d in 0..topo.num_endpoints() as u32 {
+            flitsim_topology::cancel::check()?;
             state.fill(UNKNOWN);
             for start in 0..nsw {
                 let mut s = start;

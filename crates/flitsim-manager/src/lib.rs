@@ -33,4 +33,7 @@ pub enum RoutingError {
     /// Tables have the wrong size or name ports/VLs that do not exist.
     #[error("invalid tables: {0}")]
     InvalidTables(String),
+    /// Stopped by [`flitsim_topology::cancel::request`] (Ctrl-C).
+    #[error("interrupted")]
+    Cancelled(#[from] flitsim_topology::cancel::Cancelled),
 }

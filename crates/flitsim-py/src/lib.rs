@@ -2,6 +2,9 @@
 //!
 //! This crate only converts arguments and maps errors. Everything a user calls lives in the
 //! Python package `flitsim` (python/flitsim), which wraps these functions.
+//!
+//! Every function that can take long runs its computation on a worker thread through
+//! [`interruptible`], so that Ctrl-C stops it (see `flitsim_topology::cancel`).
 
 use flitsim_app::report;
 use pyo3::create_exception;
@@ -15,11 +18,79 @@ create_exception!(
     "A flitsim experiment could not be run: invalid configuration, override or input file."
 );
 
+/// How long the calling thread waits for the worker before it looks for Ctrl-C again.
+const SIGNAL_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Runs `f` on a worker thread and waits for it with the GIL released, in slices of
+/// [`SIGNAL_SLICE`], running Python's signal handlers between slices (on the main thread; on
+/// other threads that does nothing). When a handler raises (Ctrl-C: `KeyboardInterrupt`),
+/// it requests cancellation of every flitsim computation of the process
+/// (`flitsim_topology::cancel`), waits for the worker to return, clears the request and
+/// re-raises the handler's exception, whatever the worker returned. A worker's panic is
+/// resumed here (pyo3 turns it into a `PanicException`).
+fn interruptible<T, E>(py: Python<'_>, f: impl FnOnce() -> Result<T, E> + Send) -> PyResult<T>
+where
+    T: Send,
+    E: std::fmt::Display + Send,
+{
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = channel::<()>();
+        let worker = std::thread::Builder::new()
+            .name("flitsim-core".into())
+            .spawn_scoped(scope, move || {
+                let result = f();
+                // The receiver may be gone when the caller was interrupted.
+                let _ = done_tx.send(());
+                result
+            })
+            .map_err(|e| err(format!("cannot start a worker thread: {e}")))?;
+        let mut done_rx = done_rx;
+        loop {
+            // A panicking worker drops the sender: `Disconnected` ends the wait as well. The
+            // receiver goes into the GIL-free closure and back (it is `Send`, not `Sync`).
+            let (finished, rx) = py.allow_threads(move || {
+                let waited = done_rx.recv_timeout(SIGNAL_SLICE);
+                (!matches!(waited, Err(RecvTimeoutError::Timeout)), done_rx)
+            });
+            done_rx = rx;
+            if finished {
+                break;
+            }
+            if let Err(interrupt) = py.check_signals() {
+                flitsim_topology::cancel::request();
+                let _ = py.allow_threads(|| worker.join());
+                flitsim_topology::cancel::clear();
+                return Err(interrupt);
+            }
+        }
+        match worker.join() {
+            Ok(result) => result.map_err(err),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// Asks every flitsim computation running in this process to stop (they fail with
+/// `FlitsimError("interrupted")`); for callers that wait for computations on other threads,
+/// such as a sweep's thread pool on Ctrl-C. Call `cancel_clear` once they have returned.
+#[pyfunction]
+fn cancel_request() {
+    flitsim_topology::cancel::request();
+}
+
+/// Withdraws `cancel_request`, so that new computations run again.
+#[pyfunction]
+fn cancel_clear() {
+    flitsim_topology::cancel::clear();
+}
+
 /// Runs one experiment given as TOML text and returns its summary as a JSON string.
 ///
 /// `origin` names the source in error messages, `sets` are `key=value` overrides applied to
-/// the configuration and `seed` replaces the configuration's seed. The GIL is released while
-/// the simulation runs, so other Python threads keep going.
+/// the configuration and `seed` replaces the configuration's seed. The simulation runs on a
+/// worker thread with the GIL released, so other Python threads keep going; Ctrl-C stops it
+/// and raises `KeyboardInterrupt`.
 #[pyfunction]
 #[pyo3(signature = (text, origin = "<string>", sets = Vec::new(), seed = None))]
 fn run_json(
@@ -29,8 +100,9 @@ fn run_json(
     sets: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<String> {
-    py.allow_threads(|| flitsim_app::run_experiment_json(text, origin, &sets, seed))
-        .map_err(|e| FlitsimError::new_err(e.to_string()))
+    interruptible(py, || {
+        flitsim_app::run_experiment_json(text, origin, &sets, seed)
+    })
 }
 
 /// Validates an experiment without running it; returns JSON with `config_hash`, `seed` and
@@ -105,23 +177,20 @@ fn count_u8(value: u64, what: &str) -> PyResult<u8> {
 /// generator spec such as `torus:6x6`) as flitsim topology JSON.
 #[pyfunction]
 fn topo_json(py: Python<'_>, spec_or_path: &str) -> PyResult<String> {
-    py.allow_threads(|| report::topo_convert(spec_or_path, "json"))
-        .map_err(err)
+    interruptible(py, || report::topo_convert(spec_or_path, "json"))
 }
 
 /// Facts about a topology as JSON: switches, endpoints, inter-switch links, ports per switch,
 /// connectivity, diameter and shape.
 #[pyfunction]
 fn topo_info_json(py: Python<'_>, spec_or_path: &str) -> PyResult<String> {
-    py.allow_threads(|| report::topo_info_json(spec_or_path))
-        .map_err(err)
+    interruptible(py, || report::topo_info_json(spec_or_path))
 }
 
 /// The topology in format `to` (`"json"` or `"ibnetdiscover"`).
 #[pyfunction]
 fn topo_convert(py: Python<'_>, spec_or_path: &str, to: &str) -> PyResult<String> {
-    py.allow_threads(|| report::topo_convert(spec_or_path, to))
-        .map_err(err)
+    interruptible(py, || report::topo_convert(spec_or_path, to))
 }
 
 /// Routes a topology, verifies its channel dependency graph and returns the route report as
@@ -141,7 +210,7 @@ fn route_json(
 ) -> PyResult<String> {
     let max_vls = count_u8(max_vls, "max_vls")?;
     let classes = count_u8(classes, "classes")?;
-    py.allow_threads(|| {
+    interruptible(py, || {
         report::route_json(
             spec_or_path,
             engine,
@@ -151,7 +220,6 @@ fn route_json(
             options_json,
         )
     })
-    .map_err(err)
 }
 
 /// Effective bisection bandwidth (JSON) of the routing by `engine` or of the OpenSM dumps in
@@ -168,7 +236,7 @@ fn ebb_json(
     max_vls: u64,
 ) -> PyResult<String> {
     let max_vls = count_u8(max_vls, "max_vls")?;
-    py.allow_threads(|| {
+    interruptible(py, || {
         report::ebb_json(
             spec_or_path,
             engine,
@@ -178,7 +246,6 @@ fn ebb_json(
             max_vls,
         )
     })
-    .map_err(err)
 }
 
 /// Builds a DTable arbitration table (Cano-Cano et al. 2022, §3.3.2–3.3.3) and returns it as
@@ -224,10 +291,9 @@ fn link_loads_json(
     max_vls: u64,
 ) -> PyResult<String> {
     let max_vls = count_u8(max_vls, "max_vls")?;
-    py.allow_threads(|| {
+    interruptible(py, || {
         report::link_loads_json(spec_or_path, engine, tables_dir.as_deref(), max_vls)
     })
-    .map_err(err)
 }
 
 /// The version of the compiled flitsim core.
@@ -255,5 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topo_convert, m)?)?;
     m.add_function(wrap_pyfunction!(route_json, m)?)?;
     m.add_function(wrap_pyfunction!(ebb_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;
     Ok(())
 }

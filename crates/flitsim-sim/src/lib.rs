@@ -40,7 +40,7 @@
 //!     &flitsim_manager::RoutingRequest { vls: 2, classes: 1 },
 //! )
 //! .unwrap();
-//! let r = Network::build(&params, &topo, fabric).unwrap().run();
+//! let r = Network::build(&params, &topo, fabric).unwrap().run().unwrap();
 //! assert!(!r.saturated);
 //! assert_eq!(r.flits.generated, r.flits.delivered + r.flits.remaining);
 //! ```
@@ -72,4 +72,7 @@ pub enum SimError {
     /// offending key.
     #[error("{0}")]
     Build(String),
+    /// Stopped by [`flitsim_topology::cancel::request`] (Ctrl-C).
+    #[error("interrupted")]
+    Cancelled(#[from] flitsim_topology::cancel::Cancelled),
 }

@@ -77,7 +77,8 @@ impl Pattern {
         let bits = || {
             log2_exact(n).ok_or_else(|| {
                 format!(
-                    "traffic.pattern = {kind:?} needs a power-of-two number of endpoints, not {n}"
+                    "traffic.pattern = \"{}\" needs a power-of-two number of endpoints, not {n}",
+                    kind.name()
                 )
             })
         };

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod bfs;
+pub mod cancel;
 pub mod generators;
 pub mod ibnetdiscover;
 mod ids;
@@ -179,6 +180,9 @@ pub enum TopologyError {
         /// Underlying error.
         source: std::io::Error,
     },
+    /// Stopped by [`cancel::request`] (Ctrl-C).
+    #[error("interrupted")]
+    Cancelled(#[from] cancel::Cancelled),
 }
 
 /// Where a port leads: the link index and the far end.

@@ -36,25 +36,7 @@ impl Drop for TempDir {
     }
 }
 
-const IBSIM: &str = r#"# ibsim net file (net.2sw2path4hca2port)
-Switch	8 "Switch1"
-[1]	"Hca1"[1]
-[2]	"Hca1"[2]
-[3]	"Switch2"[3]
-
-Switch 8 "Switch2"
-[1]	"Hca2"[1]
-[2]	"Hca2"[2]
-[3]	"Switch1"[3]
-
-Hca	2 "Hca1"
-[1]	"Switch1"[1]
-[2]	"Switch1"[2]
-
-Hca	2 "Hca2"
-[1]	"Switch2"[1]
-[2]	"Switch2"[2]
-"#;
+const IBSIM: &str = include_str!("data/two-switches.ibsim");
 
 fn err(text: &str) -> String {
     Topology::read_str(text, "bad.topo")

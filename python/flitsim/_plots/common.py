@@ -11,6 +11,7 @@ from ..stats import (
     CONFIDENCE,
     LOAD_KEY,
     Point,
+    deadlock_load,
     summarize,
     summarize_per_sl,
 )
@@ -33,6 +34,11 @@ SL_COLORS = (
     "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
 )
 TOTAL_COLOR = "#222222"
+# A deadlocked point: a black cross at its offered load on a strip along the top of the panel
+# (its statistics are unknown, so it is never drawn at a value, least of all at 0).
+DEADLOCK_STYLE = {"ls": "none", "marker": "x", "ms": 8, "mew": 2.0, "color": "black"}
+DEADLOCK_LABEL = "deadlock (× at its offered load)"
+DEADLOCK_Y = 0.95  # in axes coordinates
 MATPLOTLIB_MISSING = "plotting needs matplotlib: pip install 'flitsim[plot]'"
 
 
@@ -200,6 +206,7 @@ def _legend_handles(
     any_saturated: bool,
     band: bool,
     marker_lines: bool = True,
+    any_deadlock: bool = False,
 ) -> List[Any]:
     _, _, Line2D, Patch = _matplotlib()
     handles = []
@@ -226,7 +233,35 @@ def _legend_handles(
             Line2D([], [], ls="none", marker="o", ms=6.5, mfc="white", mec="0.3", mew=1.5,
                    label="saturated")
         )
+    if any_deadlock:
+        handles.append(_deadlock_handle())
     return handles
+
+
+def _deadlock_handle() -> Any:
+    _, _, Line2D, _ = _matplotlib()
+    return Line2D([], [], label=DEADLOCK_LABEL, **DEADLOCK_STYLE)
+
+
+def _mark_deadlocks(axes: Sequence[Any], layout: "_Layout", points: Sequence[Dict[str, Any]]
+                    ) -> List[float]:
+    """Mark every point of ``points`` (``summarize`` entries) with a deadlocked seed by a
+    cross at its offered load (:func:`flitsim.stats.deadlock_load`) along the top of its
+    panel; returns the loads marked."""
+    marked: Dict[int, List[float]] = {}
+    for e in points:
+        if not e.get("deadlocked"):
+            continue
+        pi, si = layout.where(e["key"])
+        x = deadlock_load(e)
+        if pi is None or si is None or not math.isfinite(x):
+            continue
+        marked.setdefault(pi, []).append(x)
+    for pi, xs in marked.items():
+        ax = axes[pi]
+        ax.plot(xs, [DEADLOCK_Y] * len(xs), transform=ax.get_xaxis_transform(),
+                clip_on=False, zorder=6, **DEADLOCK_STYLE)
+    return [x for xs in marked.values() for x in xs]
 
 
 def _sl_list(per_sl: Sequence[Dict[str, Any]]) -> List[Tuple[Any, str]]:

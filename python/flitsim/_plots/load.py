@@ -12,6 +12,8 @@ from ..stats import (
     load,
 )
 from .common import (
+    DEADLOCK_STYLE,
+    DEADLOCK_Y,
     LATENCY_LABEL,
     LINESTYLES,
     LOAD_LABEL,
@@ -20,11 +22,13 @@ from .common import (
     TOTAL_COLOR,
     _auto_log,
     _ci_line,
+    _deadlock_handle,
     _figure,
     _label,
     _legend_handles,
     _line,
     _log_y,
+    _mark_deadlocks,
     _matplotlib,
     _new_figure,
     _outside_legend,
@@ -79,6 +83,7 @@ def latency_vs_load_figure(
                         si, color=color)
         band |= b
         any_sat |= s
+    any_deadlock = bool(_mark_deadlocks(axes, layout, points))
 
     xlabel = "accepted load per SL " + LOAD_LABEL if per_class else "accepted load " + LOAD_LABEL
     for i, ax in enumerate(axes):
@@ -93,7 +98,7 @@ def latency_vs_load_figure(
         if layout.panel_keys:
             ax.set_title(layout.panel_title(i), fontsize=10)
     handles = _legend_handles(sls if per_class else [], layout, total=False,
-                              any_saturated=any_sat, band=band)
+                              any_saturated=any_sat, band=band, any_deadlock=any_deadlock)
     if not per_class:
         _, _, Line2D, _ = _matplotlib()
         name = _sl_label(*sls[0]) if sls else "all traffic"
@@ -146,6 +151,8 @@ def accepted_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
     if per_class:
         sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
         draw(per_sl, sl_axes, lambda e: e["sl"], lambda sl: _sl_color(sl_index[sl]))
+    deadlocks = _mark_deadlocks(total_axes, layout, points)
+    top = max([top] + deadlocks)
     top = top * 1.05 if top > 0 else 1.0
     all_axes = list(dict.fromkeys(total_axes + sl_axes))
     for ax in all_axes:
@@ -172,7 +179,7 @@ def accepted_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
         ax.set_ylabel(f"accepted load {LOAD_LABEL}")
     if split:
         handles_total = _legend_handles([], layout, total=True, any_saturated=any_sat,
-                                        band=False)
+                                        band=False, any_deadlock=bool(deadlocks))
         handles_sl = _legend_handles(sls, layout, total=False, any_saturated=False,
                                      band=False)
         total_axes[0].legend(handles=handles_total, loc="upper left", fontsize=9,
@@ -182,7 +189,8 @@ def accepted_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
             ax.set_xlabel("")
     else:
         handles = _legend_handles(sls if per_class else [], layout, total=True,
-                                  any_saturated=any_sat, band=False)
+                                  any_saturated=any_sat, band=False,
+                                  any_deadlock=bool(deadlocks))
         total_axes[0].legend(handles=handles, loc="upper left", fontsize=9, framealpha=0.9)
     note = " (each SL against its own offered load)" if per_class else ""
     fig.suptitle("Accepted vs offered load" + note + "\n"
@@ -217,6 +225,7 @@ def sl_throughput_figure(
     width = 0.8 / n_sl
     any_err = False
     any_sat = False
+    any_deadlock = False
     hidden = 0
     for pi, ax in enumerate(axes):
         keys = panel_points.get(pi, [])
@@ -239,6 +248,12 @@ def sl_throughput_figure(
                 half = e["share"].half
                 sat = e["saturated"] > 0
                 any_sat |= sat
+                if not math.isfinite(share):
+                    if e.get("deadlocked"):  # a cross where the bar would stand, never a 0 bar
+                        any_deadlock = True
+                        ax.plot([x], [DEADLOCK_Y], transform=ax.get_xaxis_transform(),
+                                clip_on=False, zorder=6, **DEADLOCK_STYLE)
+                    continue
                 ax.bar(
                     x, share if math.isfinite(share) else 0.0, width * 0.92,
                     color=_sl_color(i), alpha=0.85,
@@ -273,6 +288,8 @@ def sl_throughput_figure(
     if any_sat:
         handles.append(Patch(facecolor="0.6", hatch="///", edgecolor="white",
                              label="SL saturated"))
+    if any_deadlock:
+        handles.append(_deadlock_handle())
     _outside_legend(fig, axes[0], handles)
     fig.suptitle("Share of accepted traffic per service level\n"
                  + _subtitle(sweep, layout.hidden + hidden, "error bars"), fontsize=11)

@@ -24,6 +24,7 @@ from .common import (
     _legend_handles,
     _line,
     _log_y,
+    _mark_deadlocks,
     _matplotlib,
     _new_figure,
     _outside_legend,
@@ -50,10 +51,11 @@ def _offered_grid(sweep: Any) -> _Grid:
 
 
 def _sl_curves(sweep: Any, confidence: float):
-    """``(layout, sls, curves)`` for the per-SL figures against offered load: ``curves`` maps
-    ``(panel, style, sl)`` to the SL's ``summarize_per_sl`` entries, each with the total
-    offered load of its point (``summarize``'s ``offered_load`` mean, or the sum over the SLs
-    when the point has no summary row), sorted by that load."""
+    """``(layout, sls, curves, points)`` for the per-SL figures against offered load:
+    ``curves`` maps ``(panel, style, sl)`` to the SL's ``summarize_per_sl`` entries, each with
+    the total offered load of its point (``summarize``'s ``offered_load`` mean, or the sum
+    over the SLs when the point has no summary row), sorted by that load; ``points`` are the
+    ``summarize`` entries."""
     _, points, per_sl, sls, layout = _summary(sweep, confidence, _offered_grid(sweep))
     total = {e["key"]: e["offered_load"].mean for e in points}
     sums: Dict[Point, float] = {}
@@ -74,7 +76,7 @@ def _sl_curves(sweep: Any, confidence: float):
     # Lower SLs last, so that they are drawn on top where lines coincide.
     order = {sl: i for i, (sl, _) in enumerate(sls)}
     ordered = dict(sorted(curves.items(), key=lambda kv: (-order.get(kv[0][2], 0), kv[0][:2])))
-    return layout, sls, ordered
+    return layout, sls, ordered, points
 
 
 def _sl_panels_finish(axes, layout: _Layout, ylabel: str) -> None:
@@ -96,7 +98,7 @@ def sl_latency_vs_offered_figure(
     than ``run.saturation_tolerance``). ``log_y=None`` chooses a log scale when the latencies
     span more than a factor of 20."""
     sweep = load(sweep)
-    layout, sls, curves = _sl_curves(sweep, confidence)
+    layout, sls, curves, points = _sl_curves(sweep, confidence)
     fig, axes = _new_figure(len(layout.panels))
     if log_y is None:
         log_y = _auto_log(e["latency_mean"].mean for es in curves.values() for _, e in es)
@@ -111,6 +113,7 @@ def sl_latency_vs_offered_figure(
                         color=_sl_color(sl_index[sl]), label=_sl_label(sl, names[sl]))
         band |= b
         any_sat |= s
+    any_deadlock = bool(_mark_deadlocks(axes, layout, points))
     _sl_panels_finish(axes, layout,
                       "mean " + LATENCY_LABEL + (" (log scale)" if log_y else ""))
     for ax in axes:
@@ -119,7 +122,8 @@ def sl_latency_vs_offered_figure(
             ax.grid(True, which="minor", alpha=0.1)
         else:
             ax.set_ylim(bottom=0)
-    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band)
+    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band,
+                              any_deadlock=any_deadlock)
     axes[0].legend(handles=handles, loc="upper left", fontsize=9, framealpha=0.9)
     fig.suptitle("End-to-end latency per service level vs total offered load\n"
                  + _subtitle(sweep, layout.hidden, "band and bars"), fontsize=11)
@@ -135,7 +139,7 @@ def sl_share_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
     saturated."""
     sweep = load(sweep)
     _, _, Line2D, _ = _matplotlib()
-    layout, sls, curves = _sl_curves(sweep, confidence)
+    layout, sls, curves, points = _sl_curves(sweep, confidence)
     fig, axes = _new_figure(len(layout.panels))
     sl_index = {sl: i for i, (sl, _) in enumerate(sls)}
     names = dict(sls)
@@ -165,6 +169,7 @@ def sl_share_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
                 top = max(top, ref)
                 axes[pi].axhline(ref, color=color, ls=REFERENCE_DASHES, lw=0.9, alpha=0.75,
                                  zorder=1, label=f"offered share, {_sl_label(sl, names[sl])}")
+    any_deadlock = bool(_mark_deadlocks(axes, layout, points))
     _sl_panels_finish(axes, layout, "share of accepted traffic")
     upper = top * 1.12 if top > 0 else 1.0
     for ax in axes:
@@ -172,7 +177,8 @@ def sl_share_vs_offered_figure(sweep: Any, *, confidence: float = CONFIDENCE):
         ax.grid(True, alpha=0.3)
         if len(sls) == 1:
             _single_sl_note(ax)
-    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band)
+    handles = _legend_handles(sls, layout, total=False, any_saturated=any_sat, band=band,
+                              any_deadlock=any_deadlock)
     handles.insert(len(sls), Line2D([], [], color="0.35", ls=REFERENCE_DASHES, lw=0.9,
                                     label="offered share (highest load)"))
     # One row when the figure is wide enough (about 1.7 inches per entry).

@@ -13,15 +13,18 @@
 //! doc comment; unknown keys are rejected.
 mod parse;
 mod routing;
+mod source;
 mod topology;
 pub mod units;
 
 pub use routing::RoutingConfig;
+pub use source::ConfigSource;
 pub use topology::TopologyConfig;
 pub use units::UnitsConfig;
 
+use crate::ExperimentError;
 use flitsim_sim::config::{
-    NicConfig, QosConfig, RunConfig, SimParams, SwitchConfig, TrafficConfig,
+    NicConfig, ParamError, QosConfig, RunConfig, SimParams, SwitchConfig, TrafficConfig,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -53,6 +56,11 @@ pub struct ExperimentConfig {
     /// Warm-up, measurement, drain and stall detection.
     #[serde(default)]
     pub run: RunConfig,
+    /// Where the configuration was read from (file text and overrides), to name the line of
+    /// a value in errors found after parsing. Not part of the configuration or its hash.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: Option<std::sync::Arc<ConfigSource>>,
     /// Physical units: bytes per flit and the cycle (or link rate). With it, quantities may be
     /// written with units (`"2KiB"`, `"100ns"`, `"8Gb/s"`) and results gain physical twins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,13 +80,25 @@ impl ExperimentConfig {
         serde_json::to_string_pretty(&schema).expect("schema serialises")
     }
 
-    /// Range checks that serde cannot express, section by section (traffic, routing, switch,
-    /// run). Messages name the key.
-    pub fn validate(&self) -> Result<(), String> {
-        self.traffic.validate()?;
+    /// Range checks that serde cannot express and that need no topology, section by section
+    /// (topology, routing, then the engine's: traffic, switch, buffers, NIC, run). Errors
+    /// name the key path.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.topology.validate()?;
         self.routing.validate()?;
-        self.switch.validate(self.routing.vls)?;
-        self.run.validate()
+        self.params().validate(self.routing.vls)
+    }
+
+    /// The error of the value at `key`, placed in the file or `--set` it came from (when the
+    /// configuration was parsed from text) — see [`ConfigSource::error`].
+    pub fn error(&self, key: &str, message: &str) -> ExperimentError {
+        match &self.source {
+            Some(s) => s.error(key, message),
+            None => ExperimentError::Config {
+                origin: "<config>".into(),
+                message: format!("key `{key}`: {message}"),
+            },
+        }
     }
 
     /// Stable 64-bit FNV-1a hash of the resolved configuration (canonical JSON), as hex.

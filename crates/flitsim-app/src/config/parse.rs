@@ -2,17 +2,12 @@
 //! (`--set`) applied to the parsed document before it is typed, so they are checked by the same
 //! rules. Errors name the origin, the key path, the line and column for mistakes in the file,
 //! and the closest valid name for an unknown key or choice.
-use super::ExperimentConfig;
+use super::{ConfigSource, ExperimentConfig};
 use crate::ExperimentError;
 
-/// Prefixes a deserialisation message with its key path and adds a "did you mean" hint for an
-/// unknown field or variant.
-pub(super) fn describe(path: &str, message: &str) -> String {
-    let mut out = if path.is_empty() || path == "." {
-        message.to_string()
-    } else {
-        format!("key `{path}`: {message}")
-    };
+/// A deserialisation message with a "did you mean" hint for an unknown field or variant.
+fn describe(message: &str) -> String {
+    let mut out = message.to_string();
     if let Some(hint) = suggestion(message) {
         out.push_str(&format!(" (did you mean `{hint}`?)"));
     }
@@ -69,7 +64,19 @@ pub(super) fn set_path(doc: &mut toml::Table, key: &str, value: toml::Value) -> 
     Ok(())
 }
 
-pub(super) fn parse_value(text: &str) -> toml::Value {
+/// An integer too large for TOML (whose integers are `i64`): an error rather than a string.
+fn out_of_range(text: &str) -> Option<String> {
+    let digits = text
+        .strip_prefix(['-', '+'])
+        .unwrap_or(text)
+        .replace('_', "");
+    (!digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && text.parse::<i64>().is_err())
+    .then(|| format!("{text} is out of range: integers are at most {}", i64::MAX))
+}
+
+fn parse_value(text: &str) -> toml::Value {
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
         Ok(mut t) => t
             .remove("v")
@@ -78,59 +85,110 @@ pub(super) fn parse_value(text: &str) -> toml::Value {
     }
 }
 
+/// Deserialises a document, giving the error's key path and message.
+fn typed(doc: &toml::Table) -> Result<ExperimentConfig, (String, String)> {
+    serde_path_to_error::deserialize(toml::Value::Table(doc.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        (path, e.into_inner().message().trim_end().to_string())
+    })
+}
+
+/// The value at a key path of a document, if it is a table.
+fn table_at<'a>(doc: &'a mut toml::Table, path: &str) -> Option<&'a mut toml::Table> {
+    let mut t = doc;
+    if path.is_empty() || path == "." {
+        return Some(t);
+    }
+    for part in path.split('.') {
+        t = match t.get_mut(part)? {
+            toml::Value::Table(inner) => inner,
+            _ => return None,
+        };
+    }
+    Some(t)
+}
+
+/// serde cannot follow the path into an internally tagged enum (`[topology]`,
+/// `switch.scheduler`): its errors stop at the table. Finds the key of that table whose
+/// removal changes the error — the one the error is about — and returns its path. The tag
+/// (`kind`) is tried last, as removing it always changes the error.
+fn narrow(doc: &toml::Table, path: String, message: &str) -> String {
+    let mut probe = doc.clone();
+    let Some(table) = table_at(&mut probe, &path) else {
+        return path;
+    };
+    let mut keys: Vec<String> = table.keys().cloned().collect();
+    keys.sort_by_key(|k| k == "kind");
+    for k in keys {
+        if k == "kind" && !message.contains("variant") {
+            continue;
+        }
+        let mut without = doc.clone();
+        if let Some(t) = table_at(&mut without, &path) {
+            t.remove(&k);
+        }
+        let changed = match typed(&without) {
+            Ok(_) => true,
+            Err((p, m)) => p != path || m != message,
+        };
+        if changed {
+            let child = if path.is_empty() || path == "." {
+                k
+            } else {
+                format!("{path}.{k}")
+            };
+            return child;
+        }
+    }
+    path
+}
+
 impl ExperimentConfig {
-    /// Parses TOML text, applies `key=value` overrides and an optional seed.
+    /// Parses TOML text, applies `key=value` overrides and an optional seed, and runs the
+    /// checks that need no topology ([`validate`](Self::validate)).
     ///
-    /// Errors name the origin, the key path (`traffic.load`), the line and column when the
-    /// mistake is in the file, and the closest valid name for an unknown key or choice.
+    /// Every error names the origin, the place (`line L, column C` of the file, or the
+    /// `--set key=value` that gave the value), the key path (`traffic.load`) and, for an
+    /// unknown key or choice, the closest valid name.
     pub fn parse(
         text: &str,
         origin: &str,
         sets: &[String],
         seed: Option<u64>,
     ) -> Result<Self, ExperimentError> {
+        let source = ConfigSource {
+            origin: origin.to_string(),
+            text: text.to_string(),
+            sets: sets.to_vec(),
+        };
         let cfg_err = |message: String| ExperimentError::Config {
             origin: origin.to_string(),
             message,
         };
-        // Physical units (`[units]`, quantity strings): converted on the value tree, then typed.
-        if let Some(mut cfg) = super::units::parse_with_units(text, sets).map_err(cfg_err)? {
-            if let Some(s) = seed {
-                cfg.seed = s;
+        // Syntax errors carry their own line and column.
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| cfg_err(e.to_string()))?;
+        for s in sets {
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| cfg_err(format!("override \"{s}\" is not of the form key=value")))?;
+            if let Some(m) = out_of_range(v.trim()) {
+                return Err(source.error(k.trim(), &m));
             }
-            cfg.validate().map_err(cfg_err)?;
-            return Ok(cfg);
+            set_path(&mut doc, k.trim(), parse_value(v.trim()))
+                .map_err(|m| cfg_err(format!("--set {s}: {m}")))?;
         }
-        // Type-check the file as written first, so errors carry line and column.
-        let mut cfg: ExperimentConfig = {
-            let de = toml::Deserializer::new(text);
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                let path = e.path().to_string();
-                cfg_err(describe(&path, e.into_inner().to_string().trim_end()))
-            })?
-        };
-        if !sets.is_empty() {
-            let mut doc: toml::Table = toml::from_str(text).map_err(|e| cfg_err(e.to_string()))?;
-            for s in sets {
-                let (k, v) = s.split_once('=').ok_or_else(|| {
-                    cfg_err(format!("override \"{s}\" is not of the form key=value"))
-                })?;
-                set_path(&mut doc, k.trim(), parse_value(v.trim()))
-                    .map_err(|m| cfg_err(format!("override \"{s}\": {m}")))?;
-            }
-            cfg = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
-                let path = e.path().to_string();
-                let inner = e.into_inner();
-                cfg_err(format!(
-                    "after overrides {sets:?}: {}",
-                    describe(&path, inner.message())
-                ))
-            })?;
-        }
+        // Physical units (`[units]`, quantity strings such as "2KiB"): converted to flits,
+        // cycles and loads on the value tree, so the typed sections stay numeric.
+        super::units::convert_doc(&mut doc).map_err(|(path, m)| source.error(&path, &m))?;
+        let mut cfg = typed(&doc).map_err(|(path, message)| {
+            let path = narrow(&doc, path, &message);
+            source.error(&path, &describe(&message))
+        })?;
         if let Some(s) = seed {
             cfg.seed = s;
         }
-        cfg.validate().map_err(cfg_err)?;
+        cfg.source = Some(std::sync::Arc::new(source));
+        cfg.validate().map_err(|e| cfg.error(&e.key, &e.message))?;
         Ok(cfg)
     }
 }
@@ -186,5 +244,101 @@ mod tests {
     fn no_suggestion_for_far_fetched_names() {
         let e = err(&BASE.replace("load = 0.3", "zzzzzzzz = 0.3"), &[]);
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    /// Every check names the key path and the place: the file's line when the value is in the
+    /// file, the `--set` when an override gave it (issue 11 item 7).
+    #[test]
+    fn every_validation_error_names_key_and_place() {
+        let base = "[topology]\nkind = \"torus\"\nsides = [4, 4]\nendpoints_per_switch = 1\n\
+                    link_latency = 1\n[routing]\nvls = 2\n[switch]\nvl_buffer_flits = 16\n\
+                    [nic]\nbuffer_flits = 64\n[traffic]\nload = 0.3\npattern = \"uniform\"\n\
+                    [run]\nmeasure = 100\nstall_cycles = 100\n";
+        let cases: &[(&str, &str, &str)] = &[
+            ("topology.sides", "[0, 0]", "every side must be at least 2"),
+            ("topology.sides", "\"x\"", "invalid type"),
+            ("topology.endpoints_per_switch", "0", "at least 1"),
+            ("topology.link_latency", "0", "at least 1"),
+            ("switch.vl_buffer_flits", "0", "at least one flit"),
+            ("nic.buffer_flits", "0", "smaller than the largest MTU"),
+            ("routing.vls", "0", "1..=32"),
+            ("traffic.load", "0", "must be > 0"),
+            ("traffic.load", "-1", "non-negative"),
+            ("run.stall_cycles", "0", "at least 1"),
+            ("run.measure", "0", "at least 1"),
+            ("run.measure", "9223372036854775807", "2^53"),
+        ];
+        for (key, value, fragment) in cases {
+            let (section, name) = key.split_once('.').unwrap();
+            let line = base
+                .lines()
+                .position(|l| l.starts_with(&format!("{name} =")))
+                .unwrap()
+                + 1;
+            let _ = section;
+            let text: String = base
+                .lines()
+                .map(|l| {
+                    if l.starts_with(&format!("{name} =")) {
+                        format!("{name} = {value}\n")
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect();
+            let e = err(&text, &[]);
+            assert!(
+                e.contains("exp.toml")
+                    && e.contains(&format!("line {line},"))
+                    && e.contains(&format!("key `{key}`"))
+                    && e.contains(fragment),
+                "{key} = {value} in the file: {e}"
+            );
+            let set = format!("{key}={value}");
+            let e = err(base, &[&set]);
+            assert!(
+                e.contains(&format!("--set {set}"))
+                    && e.contains(&format!("key `{key}`"))
+                    && e.contains(fragment),
+                "--set {set}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn bit_patterns_name_the_pattern_as_written() {
+        let text =
+            BASE.replace("sides = [4, 4]", "sides = [3, 3]") + "pattern = \"bit_reversal\"\n";
+        let cfg = ExperimentConfig::parse(&text, "exp.toml", &[], None).unwrap();
+        let e = crate::build_topology(&cfg, None).unwrap_err().to_string();
+        assert!(
+            e.contains("line 6,") && e.contains("\"bit_reversal\"") && !e.contains("BitReversal"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn overflowing_values_are_refused_with_key_and_limit() {
+        let e = err(BASE, &["run.measure=18446744073709551615"]);
+        assert!(
+            e.contains("key `run.measure`") && e.contains("out of range"),
+            "{e}"
+        );
+        let e = err(
+            BASE,
+            &["run.warmup=9007199254740000", "run.drain_max=9000000"],
+        );
+        assert!(e.contains("key `run.warmup`") && e.contains("2^53"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_tagged_sections_point_at_the_key() {
+        let e = err(&BASE.replace("sides = [4, 4]", "sides = \"x\""), &[]);
+        assert!(
+            e.contains("line 3,") && e.contains("key `topology.sides`"),
+            "{e}"
+        );
+        let e = err(BASE, &["topology.trunk=\"2\""]);
+        assert!(e.contains("key `topology.trunk`"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! `[routing]`: the routing engine (or loaded tables) that programs the fabric, its VLs and
 //! the deadlock-freedom check.
 use super::parse::edit_distance;
+use flitsim_sim::config::ParamError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -8,12 +9,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
-    /// `dor`, `dmodk` or `minhop`; default: `dor` for tori/meshes, `dmodk` for k-ary n-trees,
-    /// `minhop` otherwise.
+    /// `dor`, `dmodk` (alias `updown-dmodk`), `ftree`, `updn`, `minhop`, `sssp`, `lash` or
+    /// `dfsssp`; default: `dor` for tori and meshes, `dmodk` for k-ary n-trees, `ftree` for
+    /// XGFTs, `minhop` otherwise.
     #[serde(default)]
     pub engine: Option<String>,
-    /// Data VLs per link (default 2).
+    /// Data VLs per link, 1 to 32 (default 2).
     #[serde(default = "default_vls")]
+    #[schemars(range(min = 1, max = 32))]
     pub vls: u8,
     /// Check the channel dependency graph before running and refuse cyclic tables
     /// (default false: a cyclic routing runs, and the stall detector reports a deadlock).
@@ -51,7 +54,7 @@ impl Default for RoutingConfig {
 impl RoutingConfig {
     /// Range checks that serde cannot express: a known engine name (with the closest one
     /// suggested) and `vls` in 1..=32. Messages name the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ParamError> {
         if let Some(engine) = &self.engine {
             if let Err(e) = flitsim_manager::routing::engine_by_name(engine) {
                 let names = flitsim_manager::routing::ENGINE_NAMES;
@@ -62,11 +65,14 @@ impl RoutingConfig {
                     .filter(|(d, _)| *d <= engine.len().max(3) / 2 + 1)
                     .map(|(_, n)| format!(" (did you mean `{n}`?)"))
                     .unwrap_or_default();
-                return Err(format!("routing.engine: {e}{hint}"));
+                return Err(ParamError::new("routing.engine", format!("{e}{hint}")));
             }
         }
         if self.vls == 0 || self.vls > 32 {
-            return Err(format!("routing.vls = {}: must be in 1..=32", self.vls));
+            return Err(ParamError::new(
+                "routing.vls",
+                format!("{} VLs: must be in 1..=32", self.vls),
+            ));
         }
         Ok(())
     }

@@ -1,4 +1,5 @@
 //! `[topology]`: which fabric graph to generate or read.
+use flitsim_sim::config::ParamError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -75,4 +76,76 @@ pub enum TopologyConfig {
 
 fn one() -> u32 {
     1
+}
+
+impl TopologyConfig {
+    /// The generators' parameter checks, each naming its key: sides of at least 2, at least
+    /// one endpoint per switch (a fabric without endpoints has nothing to run), trunks and
+    /// latencies of at least 1, a fat tree of arity ≥ 2 and ≥ 1 level. What only the generator
+    /// can tell (a random network that cannot be wired) is reported at `topology`.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let at_least = |key: &str, v: u32, min: u32| {
+            if v < min {
+                Err(ParamError::new(
+                    format!("topology.{key}"),
+                    format!("{v}: must be at least {min}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            TopologyConfig::Torus {
+                sides,
+                endpoints_per_switch,
+                trunk,
+                link_latency,
+            }
+            | TopologyConfig::Mesh {
+                sides,
+                endpoints_per_switch,
+                trunk,
+                link_latency,
+            } => {
+                if sides.is_empty() {
+                    return Err(ParamError::new(
+                        "topology.sides",
+                        "needs at least one dimension",
+                    ));
+                }
+                if let Some(s) = sides.iter().find(|&&s| s < 2) {
+                    return Err(ParamError::new(
+                        "topology.sides",
+                        format!("{sides:?}: every side must be at least 2, not {s}"),
+                    ));
+                }
+                at_least("endpoints_per_switch", *endpoints_per_switch, 1)?;
+                at_least("trunk", *trunk, 1)?;
+                at_least("link_latency", *link_latency, 1)
+            }
+            TopologyConfig::KaryNtree { k, n, link_latency } => {
+                at_least("k", *k, 2)?;
+                at_least("n", *n, 1)?;
+                at_least("link_latency", *link_latency, 1)
+            }
+            TopologyConfig::Random {
+                switches,
+                ports,
+                endpoints_per_switch,
+                link_latency,
+                ..
+            } => {
+                at_least("switches", *switches, 1)?;
+                at_least("endpoints_per_switch", *endpoints_per_switch, 1)?;
+                if ports < endpoints_per_switch {
+                    return Err(ParamError::new(
+                        "topology.ports",
+                        format!("{ports}: fewer ports than endpoints_per_switch = {endpoints_per_switch}"),
+                    ));
+                }
+                at_least("link_latency", *link_latency, 1)
+            }
+            TopologyConfig::File { .. } => Ok(()),
+        }
+    }
 }

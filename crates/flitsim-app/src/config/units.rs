@@ -15,8 +15,7 @@
 //!   `G` (10⁹), `T` (10¹²), `Ki` (2¹⁰), `Mi` (2²⁰), `Gi` (2³⁰), `Ti` (2⁴⁰);
 //! * a time: `s`, `ms`, `us` (or `µs`, `μs`), `ns`, `ps`;
 //! * a rate: a size unit followed by `/s` (`8Gb/s`, `3MB/s`, `1GiB/s`).
-use super::parse::{describe, edit_distance, parse_value, set_path};
-use super::ExperimentConfig;
+use super::parse::edit_distance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -382,69 +381,12 @@ impl Units {
 // ---------------------------------------------------------------------------------------------
 // The pass over the value tree
 
-/// Where a key is, for messages: ` (line N)` from the file, or ` (from --set)`.
-struct Locator<'a> {
-    doc: Option<toml_edit::ImDocument<&'a str>>,
-    text: &'a str,
-    set_keys: Vec<String>,
-}
+/// An error of the value at a key path: (path, message). The caller names the place.
+type KeyError = (String, String);
 
-impl<'a> Locator<'a> {
-    fn new(text: &'a str, sets: &[String]) -> Self {
-        Locator {
-            doc: toml_edit::ImDocument::parse(text).ok(),
-            text,
-            set_keys: sets
-                .iter()
-                .filter_map(|s| s.split_once('=').map(|(k, _)| k.trim().to_string()))
-                .collect(),
-        }
-    }
-
-    /// ` (line N)` of the deepest item of `path` in the file, ` (from --set)` when an override
-    /// set it, or nothing.
-    fn at(&self, path: &str) -> String {
-        let overridden = self.set_keys.iter().any(|k| {
-            path == k
-                || path
-                    .strip_prefix(k.as_str())
-                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
-        });
-        if overridden {
-            return " (from --set)".into();
-        }
-        let Some(doc) = &self.doc else {
-            return String::new();
-        };
-        let mut item = doc.as_item();
-        let mut span = None;
-        for seg in segments(path) {
-            let next = match seg {
-                Seg::Key(k) => item.get(k),
-                Seg::Index(Some(i)) => item.get(i),
-                Seg::Index(None) => None,
-            };
-            let Some(next) = next else { break };
-            item = next;
-            span = item.span().or(span);
-        }
-        match span {
-            Some(s) => format!(
-                " (line {})",
-                self.text[..s.start.min(self.text.len())]
-                    .matches('\n')
-                    .count()
-                    + 1
-            ),
-            None => String::new(),
-        }
-    }
-}
-
-fn resolve_units(t: &mut toml::Table, loc: &Locator) -> Result<Units, String> {
-    let key_err =
-        |k: &str, m: String| format!("key `units.{k}`{}: {m}", loc.at(&format!("units.{k}")));
-    let quantity = |k: &str, s: &str, dim: Dimension| -> Result<Ratio, String> {
+fn resolve_units(t: &mut toml::Table) -> Result<Units, KeyError> {
+    let key_err = |k: &str, m: String| (format!("units.{k}"), m);
+    let quantity = |k: &str, s: &str, dim: Dimension| -> Result<Ratio, KeyError> {
         let q = parse_quantity(s).map_err(|e| key_err(k, format!("\"{s}\" {e}")))?;
         if q.dim != dim {
             return Err(key_err(k, format!("\"{s}\" is not {dim}")));
@@ -470,9 +412,9 @@ fn resolve_units(t: &mut toml::Table, loc: &Locator) -> Result<Units, String> {
     }
     let flit_bytes = match t.get("flit_bytes") {
         None => {
-            return Err(format!(
-                "key `units`{}: `flit_bytes` is required (bytes per flit)",
-                loc.at("units")
+            return Err((
+                "units".into(),
+                "`flit_bytes` is required (bytes per flit)".into(),
             ))
         }
         Some(toml::Value::Integer(n)) if (1..=u32::MAX as i64).contains(n) => *n as u64,
@@ -533,12 +475,7 @@ fn resolve_units(t: &mut toml::Table, loc: &Locator) -> Result<Units, String> {
         }
     };
     let cycle_ns = match (from_cycle, from_rate) {
-        (None, None) => {
-            return Err(format!(
-                "key `units`{}: needs `cycle_ns` or `link_rate`",
-                loc.at("units")
-            ))
-        }
+        (None, None) => return Err(("units".into(), "needs `cycle_ns` or `link_rate`".into())),
         (Some(c), None) => c,
         (None, Some(r)) => r,
         (Some(c), Some(r)) => {
@@ -569,12 +506,7 @@ fn needs(dim: Dimension) -> &'static str {
     }
 }
 
-fn convert_value(
-    v: &mut toml::Value,
-    path: &str,
-    units: Option<&Units>,
-    loc: &Locator,
-) -> Result<(), String> {
+fn convert_value(v: &mut toml::Value, path: &str, units: Option<&Units>) -> Result<(), KeyError> {
     match v {
         toml::Value::Table(t) => {
             for (k, child) in t.iter_mut() {
@@ -584,20 +516,20 @@ fn convert_value(
                     format!("{path}.{k}")
                 };
                 if p != "units" {
-                    convert_value(child, &p, units, loc)?;
+                    convert_value(child, &p, units)?;
                 }
             }
         }
         toml::Value::Array(a) => {
             for (i, child) in a.iter_mut().enumerate() {
-                convert_value(child, &format!("{path}[{i}]"), units, loc)?;
+                convert_value(child, &format!("{path}[{i}]"), units)?;
             }
         }
         toml::Value::String(s) => {
             let Some(dim) = dimension_of(path).filter(|_| looks_like_quantity(s)) else {
                 return Ok(()); // not a quantity: typed deserialisation reports the wrong type
             };
-            let err = |m: String| format!("key `{path}`{}: \"{s}\" {m}", loc.at(path));
+            let err = |m: String| (path.to_string(), format!("\"{s}\" {m}"));
             let q = parse_quantity(s).map_err(err)?;
             if q.dim != dim {
                 return Err(err(format!("is not {dim}: this key takes {dim}")));
@@ -616,14 +548,14 @@ fn convert_value(
 
 /// Resolves `[units]` in `doc` and converts every quantity string at a key of
 /// [`QUANTITY_KEYS`] to flits, cycles or flits/cycle. Returns the units, if any.
-fn convert_doc(doc: &mut toml::Table, loc: &Locator) -> Result<Option<Units>, String> {
+pub(super) fn convert_doc(doc: &mut toml::Table) -> Result<Option<Units>, KeyError> {
     let units = match doc.get_mut("units") {
         None => None,
-        Some(toml::Value::Table(t)) => Some(resolve_units(t, loc)?),
-        Some(_) => return Err(format!("key `units`{}: must be a table", loc.at("units"))),
+        Some(toml::Value::Table(t)) => Some(resolve_units(t)?),
+        Some(_) => return Err(("units".into(), "must be a table".into())),
     };
     let mut root = toml::Value::Table(std::mem::take(doc));
-    let result = convert_value(&mut root, "", units.as_ref(), loc);
+    let result = convert_value(&mut root, "", units.as_ref());
     if let toml::Value::Table(t) = root {
         *doc = t;
     }
@@ -636,65 +568,6 @@ fn convert_doc(doc: &mut toml::Table, loc: &Locator) -> Result<Option<Units>, St
 fn looks_like_quantity(s: &str) -> bool {
     s.trim_start()
         .starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.'))
-}
-
-/// True when `v` (at `path`) holds a quantity string at a quantity key.
-fn has_quantity_string(v: &toml::Value, path: &str) -> bool {
-    match v {
-        toml::Value::Table(t) => t.iter().any(|(k, c)| {
-            let p = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
-            has_quantity_string(c, &p)
-        }),
-        toml::Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .any(|(i, c)| has_quantity_string(c, &format!("{path}[{i}]"))),
-        toml::Value::String(s) => dimension_of(path).is_some() && looks_like_quantity(s),
-        _ => false,
-    }
-}
-
-/// Reads an experiment that uses physical units — a `[units]` table or a quantity string at a
-/// key of [`QUANTITY_KEYS`], in the file or an override. `Ok(None)` when it uses none (or the
-/// text or an override is malformed): the plain reader then reads it, exactly as before units
-/// existed. Errors name the key and its line (or `--set`).
-pub(super) fn parse_with_units(
-    text: &str,
-    sets: &[String],
-) -> Result<Option<ExperimentConfig>, String> {
-    let Ok(mut doc) = toml::from_str::<toml::Table>(text) else {
-        return Ok(None);
-    };
-    for s in sets {
-        let Some((k, v)) = s.split_once('=') else {
-            return Ok(None);
-        };
-        if set_path(&mut doc, k.trim(), parse_value(v.trim())).is_err() {
-            return Ok(None);
-        }
-    }
-    let root = toml::Value::Table(doc);
-    let uses_units = matches!(&root, toml::Value::Table(t) if t.contains_key("units"))
-        || has_quantity_string(&root, "");
-    if !uses_units {
-        return Ok(None);
-    }
-    let toml::Value::Table(mut doc) = root else {
-        unreachable!()
-    };
-    let loc = Locator::new(text, sets);
-    convert_doc(&mut doc, &loc)?;
-    let cfg: ExperimentConfig =
-        serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
-            let path = e.path().to_string();
-            let message = describe(&path, e.into_inner().to_string().trim_end());
-            format!("{message}{}", loc.at(&path))
-        })?;
-    Ok(Some(cfg))
 }
 
 /// Widens the JSON Schema of every key of [`QUANTITY_KEYS`] (and the quantity keys of

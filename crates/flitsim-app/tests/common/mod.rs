@@ -100,7 +100,7 @@ vl_buffer_flits = 32
 switching = "{switching}"
 {switch}
 [traffic]
-load = 0.0
+load = 0.1
 [[traffic.class]]
 name = "BE"
 message_flits = {p}
@@ -109,7 +109,11 @@ warmup = 0
 measure = 10
 "#
     );
-    parse(&text, origin, &[])
+    // No generated traffic: only the scripted messages. An experiment file cannot ask for
+    // that (`traffic.load = 0` is an error), the engine can.
+    let mut cfg = parse(&text, origin, &[]);
+    cfg.traffic.load = Some(0.0);
+    cfg
 }
 
 /// Messages `(at, size)` from endpoint 0 to the second endpoint of the last switch of
@@ -127,7 +131,7 @@ pub fn over_line(
     for &(at, flits) in messages {
         net.inject_message(at, 0, dst, 0, flits).unwrap();
     }
-    let res = net.run();
+    let res = net.run().unwrap();
     (res, net.deliveries().to_vec())
 }
 

@@ -205,6 +205,8 @@ pub fn write_dir(
     dir: &Path,
 ) -> Result<Vec<PathBuf>, RoutingError> {
     let files = write_all(topo, fabric)?;
+    // Nothing is written once a cancellation is requested.
+    flitsim_topology::cancel::check()?;
     let io = |what: &str, p: &Path, e: std::io::Error| {
         invalid(format!("cannot {what} {}: {e}", p.display()))
     };

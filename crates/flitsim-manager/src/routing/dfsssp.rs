@@ -124,6 +124,8 @@ impl RoutingEngine for DfssspEngine {
                 if self.restarts == 1 { "" } else { "s" }
             ));
         }
+        // Layering stops early with a meaningless result when cancelled.
+        flitsim_topology::cancel::check()?;
         layered_fabric(
             topo,
             req,

@@ -70,6 +70,7 @@ impl RoutingEngine for DmodkEngine {
         let n_ep = topo.num_endpoints();
         let mut lft = vec![vec![NO_ROUTE; n_ep]; topo.num_switches()];
         for (s, row) in lft.iter_mut().enumerate() {
+            flitsim_topology::cancel::check()?;
             let (l, w) = (s as u32 / per_level, s as u32 % per_level);
             let pow_l = k.pow(l);
             let digit_of_w = (w / pow_l) % k;

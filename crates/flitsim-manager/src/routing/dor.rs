@@ -111,6 +111,7 @@ impl RoutingEngine for DorEngine {
 
         let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
         for (s, row) in lft.iter_mut().enumerate() {
+            flitsim_topology::cancel::check()?;
             let cs = &coords[s];
             for (e, entry) in row.iter_mut().enumerate() {
                 let (t, eport) = home[e];

@@ -73,6 +73,7 @@ impl RoutingEngine for FtreeEngine {
         let mut cands: Vec<u32> = Vec::new();
         for &leaf in &by_level[0] {
             for (eport, e) in topo.switch_endpoints(SwitchId(leaf)) {
+                flitsim_topology::cancel::check()?;
                 let e = e.0 as usize;
                 routed.fill(false);
                 down.fill(false);

@@ -47,6 +47,8 @@ impl RoutingEngine for LashEngine {
         let paths = PathSet::from_lft(topo, &g, &lft, true)?;
         let deps = Deps::new(&paths, g.channels);
         let layers = online_layers(&paths, &deps, g.channels, 255);
+        // Layering stops early with a meaningless result when cancelled.
+        flitsim_topology::cancel::check()?;
         layered_fabric(
             topo,
             req,
@@ -74,6 +76,7 @@ fn switch_pair_lft(
     let mut load = vec![0u64; g.channels];
     let mut bfs = Bfs::default();
     for t in (0..n as u32).filter(|&t| g.eps[t as usize] > 0) {
+        flitsim_topology::cancel::check()?;
         let dist = g.distances(&mut bfs, [t]);
         let here: Vec<(PortNum, EndpointId)> = topo.switch_endpoints(SwitchId(t)).collect();
         for &(p, e) in &here {

@@ -46,6 +46,7 @@ impl RoutingEngine for MinHopEngine {
         let mut bfs = Bfs::default();
         let mut dist_from = None;
         for e in 0..n_ep {
+            flitsim_topology::cancel::check()?;
             let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
             if dist_from != Some(t) {
                 g.distances(&mut bfs, [t.0]);

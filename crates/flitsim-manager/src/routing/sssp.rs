@@ -75,6 +75,7 @@ pub(super) fn sssp_lft(
     let mut acc = vec![0u64; n];
     let mut heap = BinaryHeap::new();
     for e in 0..n_ep {
+        flitsim_topology::cancel::check()?;
         let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
         let t = t.0;
         cost.fill(FAR);

@@ -179,6 +179,7 @@ fn route_levels(
     let mut frontier: Vec<u32> = Vec::new();
     let mut next: Vec<u32> = Vec::new();
     for e in 0..n_ep {
+        flitsim_topology::cancel::check()?;
         let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
         let t = t.0;
         if routed_for != Some(t) {

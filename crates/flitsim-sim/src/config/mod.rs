@@ -24,7 +24,7 @@ pub use nic::NicConfig;
 pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
 };
-pub use run::RunConfig;
+pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
 pub use scheduler::{DTableEntryConfig, SchedulerConfig};
 pub use switch::{OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching};
 pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};
@@ -52,14 +52,58 @@ pub struct SimParams {
     pub config_hash: String,
 }
 
+/// A value of the parameters that is out of range: the key path of the offending value as it
+/// is written in an experiment file (`switch.vl_buffer_flits`, `traffic.class[0].rate`) and
+/// what is wrong with it. The application layer maps the key to the line of the file (or the
+/// `--set` override) that gave the value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ParamError {
+    /// Key path, sections joined by `.`, array elements as `[i]`.
+    pub key: String,
+    /// What is wrong, without the key.
+    pub message: String,
+}
+
+impl ParamError {
+    /// An error of the value at `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ParamError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The largest MTU of the traffic classes, flits.
+fn max_mtu(p: &SimParams) -> u32 {
+    crate::engine::build::class_mtus(p)
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u32
+}
+
 impl SimParams {
-    /// Range checks that serde cannot express, for links of `vls` data VLs: traffic, then
-    /// switch, then run. Messages name the key. The application layer runs them (between its
-    /// own checks of the routing section) when it reads an experiment; callers that build
-    /// parameters by hand should run them before [`Network::build`](crate::Network::build).
-    pub fn validate(&self, vls: u8) -> Result<(), String> {
+    /// Range checks that serde cannot express, for links of `vls` data VLs: traffic, switch
+    /// (with the buffers' room for the largest MTU), NIC, then run. Errors name the key. The
+    /// application layer runs them (between its own checks of the routing section) when it
+    /// reads an experiment; callers that build parameters by hand should run them before
+    /// [`Network::build`](crate::Network::build), which repeats the checks that need the
+    /// topology.
+    pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
         self.switch.validate(vls)?;
+        crate::engine::build::check_buffers(self, vls as usize)?;
+        if self.nic.buffer_flits < max_mtu(self) {
+            return Err(ParamError::new(
+                "nic.buffer_flits",
+                format!(
+                    "{} flits is smaller than the largest MTU ({} flits)",
+                    self.nic.buffer_flits,
+                    max_mtu(self)
+                ),
+            ));
+        }
         self.run.validate()
     }
 }

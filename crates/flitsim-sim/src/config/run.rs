@@ -30,6 +30,60 @@ pub struct RunConfig {
     /// the engine, never of the input, and stops the program. For testing; it slows runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_invariants: Option<u64>,
+    /// Refuse to build an experiment whose memory estimate exceeds this: bytes as an integer
+    /// or a string with a unit (`"8GiB"`, `"512MB"`; k/M/G/T are powers of 1000, Ki/Mi/Gi/Ti
+    /// of 1024). Default: the machine's available memory (`MemAvailable` of /proc/meminfo),
+    /// no limit where that cannot be read. Omitted from the resolved config when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<MemorySize>,
+}
+
+/// A memory size: bytes, or a number with a unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum MemorySize {
+    /// Bytes.
+    Bytes(u64),
+    /// A number and a unit: `"8GiB"`, `"1.5 GB"`, `"512MiB"`, `"1000000"`.
+    Text(String),
+}
+
+impl MemorySize {
+    /// The size in bytes, or what is wrong with the text.
+    pub fn bytes(&self) -> Result<u64, String> {
+        let text = match self {
+            MemorySize::Bytes(b) => return Ok(*b),
+            MemorySize::Text(t) => t.trim(),
+        };
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (num, unit) = (text[..split].trim(), text[split..].trim());
+        let factor: f64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1.0,
+            "k" | "kb" => 1e3,
+            "m" | "mb" => 1e6,
+            "g" | "gb" => 1e9,
+            "t" | "tb" => 1e12,
+            "ki" | "kib" => 1024.0,
+            "mi" | "mib" => 1024.0 * 1024.0,
+            "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
+            "ti" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+            _ => {
+                return Err(format!(
+                "\"{text}\": unknown unit \"{unit}\" (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)"
+            ))
+            }
+        };
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("\"{text}\": not a size such as \"8GiB\" or 8589934592"))?;
+        let b = v * factor;
+        if !(b.is_finite() && b < u64::MAX as f64) {
+            return Err(format!("\"{text}\": too large"));
+        }
+        Ok(b as u64)
+    }
 }
 
 fn default_warmup() -> u64 {
@@ -58,6 +112,7 @@ impl Default for RunConfig {
             saturation_tolerance: default_tol(),
             per_port_stats: true,
             check_invariants: None,
+            max_memory: None,
         }
     }
 }
@@ -66,14 +121,66 @@ fn yes() -> bool {
     true
 }
 
+/// The largest number of cycles a run may span (`warmup + measure + drain_max`): 2^53, the
+/// largest count of cycles that rates and means computed in `f64` still count exactly.
+pub const MAX_RUN_CYCLES: u64 = 1 << 53;
+
 impl RunConfig {
-    /// Range checks that serde cannot express. Messages name the key.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Range checks that serde cannot express. Errors name the key.
+    ///
+    /// `stall_cycles = 0` is an error: the stall detector cannot be turned off (a deadlocked
+    /// run would otherwise spin until `drain_max`); a large value makes it patient instead.
+    pub fn validate(&self) -> Result<(), super::ParamError> {
+        use super::ParamError;
         if self.measure == 0 {
-            return Err("run.measure must be at least 1 cycle".into());
+            return Err(ParamError::new("run.measure", "must be at least 1 cycle"));
+        }
+        if self.stall_cycles == 0 {
+            return Err(ParamError::new(
+                "run.stall_cycles",
+                "must be at least 1 cycle (the deadlock detector cannot be turned off; a large value makes it patient)",
+            ));
+        }
+        for (key, v) in [
+            ("run.warmup", self.warmup),
+            ("run.measure", self.measure),
+            ("run.drain_max", self.drain_max),
+            ("run.stall_cycles", self.stall_cycles),
+        ] {
+            if v > MAX_RUN_CYCLES {
+                return Err(ParamError::new(
+                    key,
+                    format!("{v} cycles exceeds the limit of 2^53 = {MAX_RUN_CYCLES} cycles"),
+                ));
+            }
+        }
+        let total = self.warmup + self.measure + self.drain_max; // each ≤ 2^53: no overflow
+        if total > MAX_RUN_CYCLES {
+            // Name the largest of the three: the one most likely meant to be smaller.
+            let key = [
+                ("run.measure", self.measure),
+                ("run.warmup", self.warmup),
+                ("run.drain_max", self.drain_max),
+            ]
+            .into_iter()
+            .max_by_key(|&(_, v)| v)
+            .map_or("run.measure", |(k, _)| k);
+            return Err(ParamError::new(
+                key,
+                format!(
+                    "warmup + measure + drain_max = {total} cycles exceeds the limit of 2^53 = {MAX_RUN_CYCLES} cycles"
+                ),
+            ));
+        }
+        if let Some(m) = &self.max_memory {
+            m.bytes()
+                .map_err(|e| ParamError::new("run.max_memory", e))?;
         }
         if !(0.0..1.0).contains(&self.saturation_tolerance) {
-            return Err("run.saturation_tolerance must be in [0, 1)".into());
+            return Err(ParamError::new(
+                "run.saturation_tolerance",
+                "must be in [0, 1)",
+            ));
         }
         Ok(())
     }

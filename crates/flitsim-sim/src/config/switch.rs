@@ -168,11 +168,12 @@ impl Default for SwitchConfig {
 }
 
 impl SwitchConfig {
-    /// Range checks that serde cannot express, for links of `vls` data VLs. Messages name the
+    /// Range checks that serde cannot express, for links of `vls` data VLs. Errors name the
     /// key.
-    pub fn validate(&self, vls: u8) -> Result<(), String> {
+    pub fn validate(&self, vls: u8) -> Result<(), super::ParamError> {
+        use super::ParamError;
         if self.speedup == 0 {
-            return Err("switch.speedup must be at least 1".into());
+            return Err(ParamError::new("switch.speedup", "must be at least 1"));
         }
         for (key, sb) in [
             ("switch.shared_buffer", &self.shared_buffer),
@@ -180,12 +181,26 @@ impl SwitchConfig {
         ] {
             let Some(sb) = sb else { continue };
             if sb.max_per_vl < sb.min_per_vl
-                || sb.total_flits < sb.min_per_vl * vls as u32
+                || (sb.total_flits as u64) < sb.min_per_vl as u64 * vls as u64
                 || sb.max_per_vl > sb.total_flits
             {
-                return Err(format!(
-                    "{key}: need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits"
+                return Err(ParamError::new(
+                    key,
+                    "need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits",
                 ));
+            }
+        }
+        if self.organisation == SwitchOrganisation::Opa {
+            let o = &self.opa;
+            for (key, v) in [
+                ("switch.opa.ports_per_mport", o.ports_per_mport),
+                ("switch.opa.mport_links", o.mport_links),
+                ("switch.opa.mport_link_width", o.mport_link_width),
+                ("switch.opa.central_width", o.central_width),
+            ] {
+                if v == 0 {
+                    return Err(ParamError::new(key, "must be at least 1"));
+                }
             }
         }
         Ok(())

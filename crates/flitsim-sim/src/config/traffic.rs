@@ -1,4 +1,5 @@
 //! `[traffic]`: offered load, destination pattern, injection process and traffic classes.
+use super::ParamError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -123,61 +124,174 @@ impl TrafficConfig {
         }
     }
 
-    /// Range checks that serde cannot express. Messages name the key (`traffic.load`, …).
-    pub fn validate(&self) -> Result<(), String> {
+    /// Range checks that serde cannot express. Errors name the key (`traffic.load`,
+    /// `traffic.class[0].message_flits`, …).
+    ///
+    /// A total offered load of 0 (`load = 0`, or every class's `rate = 0`) is an error: an
+    /// idle fabric delivers nothing to measure.
+    pub fn validate(&self) -> Result<(), ParamError> {
         if self.classes.is_empty() {
-            return Err("traffic.class: at least one class is needed".into());
+            return Err(ParamError::new(
+                "traffic.class",
+                "at least one class is needed",
+            ));
         }
         if self.classes.len() > 32 {
-            return Err("traffic.class: at most 32 classes".into());
+            return Err(ParamError::new("traffic.class", "at most 32 classes"));
         }
         if let Some(l) = self.load {
             if !(l.is_finite() && l >= 0.0) {
-                return Err(format!("traffic.load = {l}: must be a non-negative number"));
+                return Err(ParamError::new(
+                    "traffic.load",
+                    format!("{l}: must be a non-negative number"),
+                ));
+            }
+            if l == 0.0 {
+                return Err(ParamError::new(
+                    "traffic.load",
+                    "must be > 0 (an idle fabric has nothing to measure)",
+                ));
+            }
+            for (i, c) in self.classes.iter().enumerate() {
+                if !(c.share.is_finite() && c.share >= 0.0) {
+                    return Err(ParamError::new(
+                        format!("traffic.class[{i}].share"),
+                        format!("{}: must be a non-negative number", c.share),
+                    ));
+                }
             }
             let total: f64 = self.classes.iter().map(|c| c.share).sum();
-            if total.is_nan()
-                || total <= 0.0
-                || self
-                    .classes
-                    .iter()
-                    .any(|c| c.share.is_nan() || c.share < 0.0)
-            {
-                return Err(
-                    "traffic.class.share: shares must be non-negative and not all zero".into(),
-                );
-            }
-        }
-        for (i, c) in self.classes.iter().enumerate() {
-            let key = format!("traffic.class[{i}] ({})", c.name);
-            if self.load.is_none() && c.rate.is_none() {
-                return Err(format!("{key}: needs `rate` when traffic.load is not set"));
-            }
-            if c.message_flits == 0 {
-                return Err(format!("{key}.message_flits must be at least 1"));
-            }
-            if c.mtu_flits == Some(0) || c.mtu_flits.unwrap_or(1) > u16::MAX as u32 {
-                return Err(format!("{key}.mtu_flits must be in 1..=65535"));
-            }
-            let rate = self.class_rate(i);
-            if !(rate.is_finite() && rate >= 0.0) {
-                return Err(format!("{key}: rate must be a non-negative number"));
-            }
-            if rate > c.message_flits as f64 {
-                return Err(format!(
-                    "{key}: rate {rate} flits/cycle exceeds one message per cycle"
+            if !(total.is_finite() && total > 0.0) {
+                return Err(ParamError::new(
+                    "traffic.class",
+                    "shares must be non-negative and not all zero",
                 ));
             }
         }
+        for (i, c) in self.classes.iter().enumerate() {
+            let key = format!("traffic.class[{i}]");
+            if self.load.is_none() && c.rate.is_none() {
+                return Err(ParamError::new(
+                    key,
+                    format!(
+                        "class {:?} needs `rate` when traffic.load is not set",
+                        c.name
+                    ),
+                ));
+            }
+            if c.message_flits == 0 {
+                return Err(ParamError::new(
+                    format!("{key}.message_flits"),
+                    "must be at least 1",
+                ));
+            }
+            if c.mtu_flits == Some(0) || c.mtu_flits.unwrap_or(1) > u16::MAX as u32 {
+                return Err(ParamError::new(
+                    format!("{key}.mtu_flits"),
+                    "must be in 1..=65535",
+                ));
+            }
+            let rate = self.class_rate(i);
+            let rate_key = if self.load.is_some() {
+                "traffic.load".to_string()
+            } else {
+                format!("{key}.rate")
+            };
+            if !(rate.is_finite() && rate >= 0.0) {
+                return Err(ParamError::new(
+                    rate_key,
+                    format!("class {:?}: rate must be a non-negative number", c.name),
+                ));
+            }
+            if rate > c.message_flits as f64 {
+                return Err(ParamError::new(
+                    rate_key,
+                    format!(
+                        "class {:?}: rate {rate} flits/cycle exceeds one message per cycle",
+                        c.name
+                    ),
+                ));
+            }
+        }
+        if self.load.is_none() && (0..self.classes.len()).all(|i| self.class_rate(i) == 0.0) {
+            return Err(ParamError::new(
+                "traffic.class",
+                "every class has rate 0 (an idle fabric has nothing to measure)",
+            ));
+        }
         if self.pattern == PatternKind::Hotspot {
             match &self.hotspot {
-                None => return Err("traffic.hotspot: required with pattern = \"hotspot\"".into()),
-                Some(h) if !(0.0..=1.0).contains(&h.fraction) || h.endpoints == 0 => {
-                    return Err("traffic.hotspot: endpoints ≥ 1 and fraction in [0, 1]".into())
+                None => {
+                    return Err(ParamError::new(
+                        "traffic.pattern",
+                        "\"hotspot\" needs a [traffic.hotspot] section",
+                    ))
+                }
+                Some(h) if !(0.0..=1.0).contains(&h.fraction) => {
+                    return Err(ParamError::new(
+                        "traffic.hotspot.fraction",
+                        "must be in [0, 1]",
+                    ))
+                }
+                Some(h) if h.endpoints == 0 => {
+                    return Err(ParamError::new(
+                        "traffic.hotspot.endpoints",
+                        "must be at least 1",
+                    ))
                 }
                 _ => {}
             }
         }
         Ok(())
+    }
+
+    /// The checks that need the fabric's endpoint count `n`: bit patterns need a power of two
+    /// (transpose an even number of bits), and the hot spots must exist.
+    pub fn validate_endpoints(&self, n: usize) -> Result<(), ParamError> {
+        let name = self.pattern.name();
+        let pow2 = n.is_power_of_two();
+        let bits = n.trailing_zeros();
+        match self.pattern {
+            PatternKind::BitReversal | PatternKind::BitComplement | PatternKind::Shuffle
+                if !pow2 =>
+            {
+                Err(ParamError::new(
+                    "traffic.pattern",
+                    format!("\"{name}\" needs a power-of-two number of endpoints, not {n}"),
+                ))
+            }
+            PatternKind::Transpose if !pow2 || bits % 2 == 1 => Err(ParamError::new(
+                "traffic.pattern",
+                format!(
+                    "\"{name}\" needs a number of endpoints that is an even power of two, not {n}"
+                ),
+            )),
+            PatternKind::Hotspot
+                if self
+                    .hotspot
+                    .as_ref()
+                    .is_some_and(|h| h.endpoints as usize > n) =>
+            {
+                Err(ParamError::new(
+                    "traffic.hotspot.endpoints",
+                    format!("exceeds the {n} endpoints of the fabric"),
+                ))
+            }
+            PatternKind::UniformOthers if n < 2 => Err(ParamError::new(
+                "traffic.pattern",
+                format!("\"{name}\" needs at least 2 endpoints"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl PatternKind {
+    /// The name as written in an experiment file (`bit_reversal`).
+    pub fn name(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 }

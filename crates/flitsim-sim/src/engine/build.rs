@@ -10,7 +10,8 @@ use super::route::{Organisation, RouteSource};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    InjectionKind, SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation, Switching,
+    InjectionKind, ParamError, SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation,
+    Switching,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -43,7 +44,7 @@ fn err(m: String) -> SimError {
 }
 
 /// Each class's MTU in flits (its message size when no MTU is given).
-fn class_mtus(cfg: &SimParams) -> Vec<u16> {
+pub(crate) fn class_mtus(cfg: &SimParams) -> Vec<u16> {
     cfg.traffic
         .classes
         .iter()
@@ -57,7 +58,14 @@ fn class_mtus(cfg: &SimParams) -> Vec<u16> {
 }
 
 /// The buffer organisations the configuration asks for, checked against the largest MTU.
-fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, SimError> {
+/// The checks of [`buffers`] without the topology: every buffer holds a flit per VL, and a
+/// whole packet of the largest MTU under virtual cut-through.
+pub(crate) fn check_buffers(cfg: &SimParams, vls: usize) -> Result<(), ParamError> {
+    let max_mtu = class_mtus(cfg).into_iter().max().unwrap_or(0) as u32;
+    buffers(cfg, vls, max_mtu).map(|_| ())
+}
+
+fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, ParamError> {
     let sw = &cfg.switch;
     let mut in_orgs: Vec<(String, BufferOrg)> = vec![match &sw.shared_buffer {
         None => (
@@ -79,17 +87,21 @@ fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, SimErro
     };
     if sw.organisation == SwitchOrganisation::Opa {
         if out.is_none() {
-            return Err(err(
-                "switch.organisation = \"opa\" needs output buffers: set switch.shared_output_buffer or switch.output_buffer_flits".into(),
+            return Err(ParamError::new(
+                "switch.organisation",
+                "\"opa\" needs output buffers: set switch.shared_output_buffer or switch.output_buffer_flits",
             ));
         }
         let o = &sw.opa;
         let per_link = o.central_buffer_flits / o.mport_links;
         if o.central_min_per_vl * vls as u32 > per_link || o.central_min_per_vl > per_link {
-            return Err(err(format!(
-                "switch.opa.central_buffer_flits = {}: each of the {} links' share ({per_link} flits) must hold central_min_per_vl = {} flits for each of {vls} VLs",
-                o.central_buffer_flits, o.mport_links, o.central_min_per_vl
-            )));
+            return Err(ParamError::new(
+                "switch.opa.central_buffer_flits",
+                format!(
+                    "{} flits: each of the {} links' share ({per_link} flits) must hold central_min_per_vl = {} flits for each of {vls} VLs",
+                    o.central_buffer_flits, o.mport_links, o.central_min_per_vl
+                ),
+            ));
         }
         let central = SharedBufferConfig {
             total_flits: per_link,
@@ -109,15 +121,19 @@ fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, SimErro
     for (key, org) in in_orgs.iter().chain(out.iter()) {
         let cap = org.vl_cap();
         if cap == 0 {
-            return Err(err(format!(
-                "{key}: buffers must hold at least one flit per VL"
-            )));
+            return Err(ParamError::new(
+                key.as_str(),
+                "buffers must hold at least one flit per VL",
+            ));
         }
         if vct && cap < max_mtu {
-            return Err(err(format!(
-                "{key}: a VL can hold at most {cap} flits, smaller than the largest MTU ({max_mtu} flits); \
-                 virtual cut-through needs room for a whole packet"
-            )));
+            return Err(ParamError::new(
+                key.as_str(),
+                format!(
+                    "a VL can hold at most {cap} flits, smaller than the largest MTU ({max_mtu} flits); \
+                     virtual cut-through needs room for a whole packet"
+                ),
+            ));
         }
     }
     Ok(Buffers { in_orgs, out })
@@ -144,7 +160,7 @@ impl Network {
         }
         let mtu = class_mtus(cfg);
         let max_mtu = *mtu.iter().max().unwrap() as u32;
-        let buffers = buffers(cfg, vls, max_mtu)?;
+        let buffers = buffers(cfg, vls, max_mtu).map_err(|e| err(e.to_string()))?;
         let organisation = match (cfg.switch.organisation, &buffers.out) {
             (SwitchOrganisation::Crossbar, None) => Organisation::InputQueued,
             (SwitchOrganisation::Crossbar, Some(_)) => Organisation::InputOutputQueued,
@@ -154,7 +170,7 @@ impl Network {
         };
         if cfg.nic.buffer_flits < max_mtu {
             return Err(err(format!(
-                "nic.buffer_flits = {} is smaller than the largest MTU ({max_mtu} flits)",
+                "nic.buffer_flits: {} flits is smaller than the largest MTU ({max_mtu} flits)",
                 cfg.nic.buffer_flits
             )));
         }

@@ -58,7 +58,7 @@ use std::collections::BinaryHeap;
 
 pub mod allocator;
 pub mod buffer;
-mod build;
+pub(crate) mod build;
 pub mod invariants;
 pub mod link;
 pub mod nic;
@@ -272,7 +272,11 @@ impl Network {
     // ---- the cycle loop ------------------------------------------------------------------
 
     /// Runs warm-up, measurement and drain, and returns the results.
-    pub fn run(&mut self) -> RunResult {
+    ///
+    /// Fails with [`SimError::Cancelled`] soon after [`flitsim_topology::cancel::request`]
+    /// (the flag is polled once per iteration of the cycle loop); the network is then left
+    /// mid-run and should be dropped.
+    pub fn run(&mut self) -> Result<RunResult, SimError> {
         let started = std::time::Instant::now();
         let w = self.cfg.run.warmup;
         let m = self.cfg.run.measure;
@@ -282,6 +286,7 @@ impl Network {
         let mut t: Cycle = 0;
         let mut deadlock = None;
         loop {
+            flitsim_topology::cancel::check()?;
             if t >= window.1
                 && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end)
             {
@@ -331,7 +336,7 @@ impl Network {
             }
         }
         let wall = started.elapsed().as_secs_f64();
-        self.results(t, wall, deadlock)
+        Ok(self.results(t, wall, deadlock))
     }
 
     #[inline(always)]

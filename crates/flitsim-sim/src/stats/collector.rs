@@ -56,10 +56,38 @@ impl Collector {
     }
 
     /// The result record of the run.
+    ///
+    /// A run that did not deadlock reports every statistic (0 for an empty histogram). A
+    /// deadlocked run reports loads over the part of the window it simulated and `None` for
+    /// what it could not measure: loads when that part is empty, accepted load and shares
+    /// when nothing was accepted, latencies and hops when no measured packet arrived.
     pub fn finish(&self, end: RunEnd<'_>) -> RunResult {
         let cfg = end.cfg;
         let n = end.endpoints as f64;
-        let m = cfg.run.measure as f64;
+        let deadlocked = end.deadlock.is_some();
+        let window_end = cfg.run.warmup.saturating_add(cfg.run.measure);
+        let m = if deadlocked {
+            end.cycles.min(window_end).saturating_sub(cfg.run.warmup) as f64
+        } else {
+            cfg.run.measure as f64
+        };
+        // Loads, shares and statistics that a deadlocked run could not measure are `None`.
+        let started = !deadlocked || m > 0.0;
+        let load = |flits: u64| started.then(|| flits as f64 / (m * n));
+        let accepted = |flits: u64| {
+            if deadlocked && flits == 0 {
+                None
+            } else {
+                load(flits)
+            }
+        };
+        let latency = |h: &Histogram| {
+            if deadlocked {
+                h.summary_or_none()
+            } else {
+                h.summary()
+            }
+        };
         let mut lat_all = Histogram::default();
         let mut net_all = Histogram::default();
         for (a, b) in self.lat.iter().zip(&self.net_lat) {
@@ -76,21 +104,25 @@ impl Collector {
             .map(|(c, cc)| ClassResult {
                 sl: c as u32,
                 name: cc.name.clone(),
-                offered_load: self.window_generated[c] as f64 / (m * n),
-                accepted_load: self.window_accepted[c] as f64 / (m * n),
+                offered_load: load(self.window_generated[c]),
+                accepted_load: accepted(self.window_accepted[c]),
                 share: if total_acc > 0 {
-                    self.window_accepted[c] as f64 / total_acc as f64
+                    Some(self.window_accepted[c] as f64 / total_acc as f64)
+                } else if deadlocked {
+                    None
                 } else {
-                    0.0
+                    Some(0.0)
                 },
-                latency: self.lat[c].summary(),
-                network_latency: self.net_lat[c].summary(),
+                latency: latency(&self.lat[c]),
+                network_latency: latency(&self.net_lat[c]),
             })
             .collect();
-        let offered = total_gen as f64 / (m * n);
-        let accepted = total_acc as f64 / (m * n);
-        let drained = end.all_measured_delivered && end.deadlock.is_none();
-        let saturated = !drained || accepted < (1.0 - cfg.run.saturation_tolerance) * offered;
+        let offered = load(total_gen);
+        let accepted = accepted(total_acc);
+        let drained = end.all_measured_delivered && !deadlocked;
+        let saturated = !drained
+            || accepted.unwrap_or(0.0)
+                < (1.0 - cfg.run.saturation_tolerance) * offered.unwrap_or(0.0);
         let (t, wall) = (end.cycles, end.wall_seconds);
         RunResult {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -108,12 +140,14 @@ impl Collector {
             accepted_load: accepted,
             saturated,
             drained,
-            latency: lat_all.summary(),
-            network_latency: net_all.summary(),
+            latency: latency(&lat_all),
+            network_latency: latency(&net_all),
             hops_mean: if self.hops_n > 0 {
-                self.hops_sum as f64 / self.hops_n as f64
+                Some(self.hops_sum as f64 / self.hops_n as f64)
+            } else if deadlocked {
+                None
             } else {
-                0.0
+                Some(0.0)
             },
             flits: FlitCounts {
                 generated: self.flits_generated,

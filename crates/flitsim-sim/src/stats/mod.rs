@@ -96,14 +96,23 @@ impl Histogram {
         }
         self.max
     }
-    /// Summary with mean, p50, p99 and max.
+    /// Summary with mean, p50, p99 and max (0 when empty).
     pub fn summary(&self) -> LatencySummary {
         LatencySummary {
-            mean: self.mean(),
-            p50: self.quantile(0.5),
-            p99: self.quantile(0.99),
-            max: self.max,
+            mean: Some(self.mean()),
+            p50: Some(self.quantile(0.5)),
+            p99: Some(self.quantile(0.99)),
+            max: Some(self.max),
             count: self.n,
+        }
+    }
+
+    /// [`summary`](Self::summary), with the statistics `None` when no value was recorded.
+    pub fn summary_or_none(&self) -> LatencySummary {
+        if self.n == 0 {
+            LatencySummary::EMPTY
+        } else {
+            self.summary()
         }
     }
     /// Non-empty buckets as `(lower bound, count)`.
@@ -117,19 +126,31 @@ impl Histogram {
     }
 }
 
-/// Latency statistics in cycles.
+/// Latency statistics in cycles. The statistics are `null` when a deadlocked run delivered no
+/// packet to count (see [`RunResult::deadlock`]); a run that did not deadlock reports 0 then.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct LatencySummary {
     /// Mean.
-    pub mean: f64,
+    pub mean: Option<f64>,
     /// Median.
-    pub p50: u64,
+    pub p50: Option<u64>,
     /// 99th percentile.
-    pub p99: u64,
+    pub p99: Option<u64>,
     /// Maximum.
-    pub max: u64,
+    pub max: Option<u64>,
     /// Packets counted.
     pub count: u64,
+}
+
+impl LatencySummary {
+    /// No packets: every statistic `None`.
+    pub const EMPTY: LatencySummary = LatencySummary {
+        mean: None,
+        p50: None,
+        p99: None,
+        max: None,
+        count: 0,
+    };
 }
 
 /// Cycle counts of the phases.
@@ -161,12 +182,15 @@ pub struct ClassResult {
     pub sl: u32,
     /// Class name.
     pub name: String,
-    /// Offered load, flits/cycle/endpoint, during the window.
-    pub offered_load: f64,
-    /// Accepted load, flits/cycle/endpoint, during the window.
-    pub accepted_load: f64,
-    /// This class's share of all accepted traffic.
-    pub share: f64,
+    /// Offered load, flits/cycle/endpoint, during the window (`null`: see
+    /// [`RunResult::offered_load`]).
+    pub offered_load: Option<f64>,
+    /// Accepted load, flits/cycle/endpoint, during the window (`null`: see
+    /// [`RunResult::accepted_load`]).
+    pub accepted_load: Option<f64>,
+    /// This class's share of all accepted traffic (`null` when a deadlocked run accepted
+    /// none).
+    pub share: Option<f64>,
     /// End-to-end latency (generation → tail delivered), cycles.
     pub latency: LatencySummary,
     /// Network latency (head leaves the NIC → tail delivered), cycles.
@@ -282,10 +306,13 @@ pub struct RunResult {
     pub cycles: Cycles,
     /// Number of endpoints.
     pub endpoints: u64,
-    /// Offered load (all classes), flits/cycle/endpoint.
-    pub offered_load: f64,
-    /// Accepted load (all classes), flits/cycle/endpoint.
-    pub accepted_load: f64,
+    /// Offered load (all classes), flits/cycle/endpoint, over the measurement window; for a
+    /// deadlocked run over the part of the window simulated before the deadlock was detected,
+    /// and `null` when that part is empty (deadlock detected before the window began).
+    pub offered_load: Option<f64>,
+    /// Accepted load (all classes), flits/cycle/endpoint, over the same cycles as
+    /// `offered_load`; `null` for a deadlocked run that accepted no flit in the window.
+    pub accepted_load: Option<f64>,
     /// True when accepted < (1 − tolerance) · offered, the measured packets did not drain,
     /// or the fabric deadlocked.
     pub saturated: bool,
@@ -295,8 +322,9 @@ pub struct RunResult {
     pub latency: LatencySummary,
     /// Network latency of measured packets, cycles.
     pub network_latency: LatencySummary,
-    /// Mean switches traversed by measured packets.
-    pub hops_mean: f64,
+    /// Mean switches traversed by measured packets (`null` for a deadlocked run that
+    /// delivered none).
+    pub hops_mean: Option<f64>,
     /// Conservation counters.
     pub flits: FlitCounts,
     /// Per-class results.
@@ -305,7 +333,8 @@ pub struct RunResult {
     pub latency_histogram: Vec<HistogramBin>,
     /// Per-port utilisation (empty when `run.per_port_stats = false`).
     pub ports: Vec<PortResult>,
-    /// Set when the stall detector stopped the run.
+    /// Set when the stall detector stopped the run; `saturated` is then true and the
+    /// statistics of an empty window are `null` instead of 0.
     pub deadlock: Option<DeadlockReport>,
     /// Channel-dependency verdict of the tables (with `routing.verify`). Its schema is any
     /// JSON value: the manager's report types do not derive `JsonSchema`.
@@ -348,7 +377,9 @@ mod tests {
             assert!(props.contains_key(key), "{key}");
         }
         let sl = &schema["definitions"]["ClassResult"]["properties"];
-        assert_eq!(sl["share"]["type"], "number");
+        assert_eq!(sl["sl"]["type"], "integer");
+        // Statistics a deadlocked run could not measure are null.
+        assert_eq!(sl["share"]["type"], serde_json::json!(["number", "null"]));
     }
 
     #[test]
@@ -359,7 +390,7 @@ mod tests {
         }
         assert_eq!(h.quantile(0.5), 50);
         assert_eq!(h.quantile(0.99), 99);
-        assert_eq!(h.summary().max, 100);
+        assert_eq!(h.summary().max, Some(100));
         assert!((h.mean() - 50.5).abs() < 1e-12);
     }
 

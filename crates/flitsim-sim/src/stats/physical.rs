@@ -7,27 +7,27 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Latency statistics in nanoseconds: the cycle figures of the same [`LatencySummary`] times
-/// `units.cycle_ns`.
+/// `units.cycle_ns`; `null` where the cycle figure is (a window that measured no packet).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct LatencyNs {
     /// Mean, ns.
-    pub mean: f64,
+    pub mean: Option<f64>,
     /// Median, ns.
-    pub p50: f64,
+    pub p50: Option<f64>,
     /// 99th percentile, ns.
-    pub p99: f64,
+    pub p99: Option<f64>,
     /// Maximum, ns.
-    pub max: f64,
+    pub max: Option<f64>,
 }
 
 impl LatencyNs {
     /// `l` (cycles) × `cycle_ns`, statistic by statistic.
     pub fn from_cycles(l: &LatencySummary, cycle_ns: f64) -> Self {
         LatencyNs {
-            mean: l.mean * cycle_ns,
-            p50: l.p50 as f64 * cycle_ns,
-            p99: l.p99 as f64 * cycle_ns,
-            max: l.max as f64 * cycle_ns,
+            mean: l.mean.map(|v| v * cycle_ns),
+            p50: l.p50.map(|v| v as f64 * cycle_ns),
+            p99: l.p99.map(|v| v as f64 * cycle_ns),
+            max: l.max.map(|v| v as f64 * cycle_ns),
         }
     }
 }
@@ -41,25 +41,26 @@ pub struct PhysicalResults {
     pub latency_ns: LatencyNs,
     /// `network_latency` in nanoseconds (only with `[units]`).
     pub network_latency_ns: LatencyNs,
-    /// `offered_load` in Gb/s per endpoint (only with `[units]`).
-    pub offered_gbps: f64,
-    /// `accepted_load` in Gb/s per endpoint (only with `[units]`).
-    pub accepted_gbps: f64,
-    /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint (only with `[units]`).
-    pub accepted_mbps: f64,
+    /// `offered_load` in Gb/s per endpoint (only with `[units]`; `null` where it is).
+    pub offered_gbps: Option<f64>,
+    /// `accepted_load` in Gb/s per endpoint (only with `[units]`; `null` where it is).
+    pub accepted_gbps: Option<f64>,
+    /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint (only with `[units]`; `null` where
+    /// it is).
+    pub accepted_mbps: Option<f64>,
 }
 
 impl PhysicalResults {
     /// The twins of `r`'s figures for flits of `flit_bytes` bytes and cycles of `cycle_ns`
     /// nanoseconds.
     pub fn new(r: &RunResult, flit_bytes: u32, cycle_ns: f64) -> Self {
-        let bytes_per_ns = |load: f64| load * flit_bytes as f64 / cycle_ns;
+        let bytes_per_ns = |load: Option<f64>| load.map(|l| l * flit_bytes as f64 / cycle_ns);
         PhysicalResults {
             latency_ns: LatencyNs::from_cycles(&r.latency, cycle_ns),
             network_latency_ns: LatencyNs::from_cycles(&r.network_latency, cycle_ns),
-            offered_gbps: bytes_per_ns(r.offered_load) * 8.0,
-            accepted_gbps: bytes_per_ns(r.accepted_load) * 8.0,
-            accepted_mbps: bytes_per_ns(r.accepted_load) * 1000.0,
+            offered_gbps: bytes_per_ns(r.offered_load).map(|b| b * 8.0),
+            accepted_gbps: bytes_per_ns(r.accepted_load).map(|b| b * 8.0),
+            accepted_mbps: bytes_per_ns(r.accepted_load).map(|b| b * 1000.0),
         }
     }
 }

@@ -8,7 +8,8 @@ use super::paths::{Deps, PathSet};
 /// assigns paths, Skeie, Lysne & Theiss, "Layered Shortest Path (LASH) Routing in Irregular
 /// System Area Networks", IPDPS 2002): units in index order go to the first layer whose CDG
 /// stays acyclic with the unit's dependencies added; a new layer is opened when none does.
-/// Fails with the number of layers reached if more than `cap` would be needed.
+/// Fails with the number of layers reached if more than `cap` would be needed, or with
+/// `cap + 1` when cancelled (callers check [`flitsim_topology::cancel`] after layering).
 pub(in crate::routing) fn online_layers(
     paths: &PathSet,
     deps: &Deps,
@@ -18,6 +19,7 @@ pub(in crate::routing) fn online_layers(
     let order: Vec<u32> = (0..paths.len() as u32).collect();
     first_fit_layers(paths, deps, channels, &order, cap, u64::MAX).map_err(|stop| match stop {
         FitStop::Cap(n) => n,
+        FitStop::Cancelled => cap + 1,
         FitStop::Budget => unreachable!("no budget"),
     })
 }
@@ -29,6 +31,8 @@ pub(in crate::routing) enum FitStop {
     Cap(usize),
     /// Its searches visited more channels than the budget.
     Budget,
+    /// A cancellation was requested ([`flitsim_topology::cancel`]).
+    Cancelled,
 }
 
 /// First-fit layering of the units in `order` (see [`online_layers`]).
@@ -56,6 +60,9 @@ pub(in crate::routing) fn first_fit_layers(
     let mut search = PkSearch::new(channels);
     let mut added: Vec<u32> = Vec::new();
     for &u in order {
+        if flitsim_topology::cancel::is_requested() {
+            return Err(FitStop::Cancelled);
+        }
         let u = u as usize;
         let own = deps.of_unit(u);
         if own.is_empty() {
@@ -114,7 +121,8 @@ pub(in crate::routing) const RESTART_STEPS_PER_DEP: u64 = 16;
 /// others go in parallel in chunks of the thread count; after each chunk the cap drops to one
 /// below the best count so far, so later runs stop as soon as they cannot win. The lowest run
 /// with the minimum count is never stopped by the cap (every earlier run needed more), so the
-/// result does not depend on the number of threads.
+/// result does not depend on the number of threads. Cancelled runs count as failed (callers
+/// check [`flitsim_topology::cancel`] after layering).
 pub(in crate::routing) fn first_fit_restarts(
     paths: &PathSet,
     deps: &Deps,
@@ -144,12 +152,12 @@ pub(in crate::routing) fn first_fit_restarts(
             cap = r.1 - 1;
             best = Some(r);
         }
-        Err(FitStop::Budget) => return None,
+        Err(FitStop::Budget | FitStop::Cancelled) => return None,
         Err(FitStop::Cap(_)) => {}
     }
     let chunk = rayon::current_num_threads().max(1) as u32;
     let mut k0 = 1;
-    while k0 < runs && cap > 0 {
+    while k0 < runs && cap > 0 && !flitsim_topology::cancel::is_requested() {
         let results: Vec<_> = (k0..runs.min(k0 + chunk))
             .into_par_iter()
             .map(|k| run(k, cap).ok())

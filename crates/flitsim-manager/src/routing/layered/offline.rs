@@ -48,7 +48,8 @@ pub(in crate::routing) type LayerResult = Result<(Vec<u8>, usize), usize>;
 /// to the next layer, and resumes where it stopped. When the layer is acyclic, the next one
 /// is processed the same way, until a layer keeps all its paths. Returns the layer of every
 /// unit and the number of layers; fails with the number reached if more than `cap` layers
-/// would be needed.
+/// would be needed, or with `cap + 1` when cancelled (callers check
+/// [`flitsim_topology::cancel`] after layering).
 ///
 /// Resuming is sound: the search keeps the invariant that black (finished) channels only
 /// depend on black channels, and the black part is acyclic. Cutting edges never breaks that.
@@ -82,6 +83,9 @@ pub(in crate::routing) fn offline_layers(
         colour.fill(WHITE);
         let mut moved_any = false;
         for root in 0..channels as u32 {
+            if flitsim_topology::cancel::is_requested() {
+                return Err(cap + 1);
+            }
             if colour[root as usize] != WHITE || deps.out(root).is_empty() {
                 continue;
             }

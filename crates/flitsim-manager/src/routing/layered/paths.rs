@@ -190,6 +190,7 @@ impl PathSet {
         let mut chans = Vec::new();
         chan_off.push(0u32);
         for &s in &sources {
+            flitsim_topology::cancel::check()?;
             for &(e, t, w) in &targets {
                 weight.push(g.eps[s as usize] * w);
                 let mut at = s;

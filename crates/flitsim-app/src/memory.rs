@@ -1,0 +1,330 @@
+//! The memory an experiment needs, estimated from the fabric's size before anything large is
+//! built, and the limit it is checked against (`run.max_memory`, else the machine's available
+//! memory).
+//!
+//! What grows with the fabric (calibrated against peak RSS in `docs/performance.md`):
+//!
+//! * forwarding tables, `lft[switch][endpoint]` of 2 bytes, held twice (the manager's tables
+//!   and the engine's copy): `4 · S · E`;
+//! * path SLs, one byte per ordered endpoint pair when the engine uses more than one SL (not
+//!   known before routing; always counted): `E²`;
+//! * SL→VL tables, one byte per (switch, in port, out port, SL): `S · P² · max(VLs, classes)`
+//!   with `P` the largest port count;
+//! * the engine's state per port (switch ports and NICs): about 512 bytes plus 128 per VL,
+//!   four times that for the hierarchical Omni-Path switch (`switch.organisation = "opa"`);
+//! * `lash` and `dfsssp` keep every path while they assign layers: `8 · E²` more (not
+//!   calibrated);
+//! * 16 MiB for the program itself;
+//! * one eighth more of all that as a margin.
+use crate::config::{ExperimentConfig, TopologyConfig};
+use crate::ExperimentError;
+use flitsim_topology::Topology;
+
+/// The size of a fabric as the estimate needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FabricSize {
+    /// Switches.
+    pub switches: u128,
+    /// Endpoints.
+    pub endpoints: u128,
+    /// Ports of all switches.
+    pub switch_ports: u128,
+    /// The largest port count of a switch.
+    pub max_ports: u128,
+}
+
+impl FabricSize {
+    /// The size of a topology configuration, computed without generating it; `None` for
+    /// `kind = "file"`. Saturating arithmetic: absurd sizes give huge numbers, never overflow.
+    pub fn of_config(cfg: &TopologyConfig) -> Option<FabricSize> {
+        let u = |v: u32| v as u128;
+        Some(match cfg {
+            TopologyConfig::Torus {
+                sides,
+                endpoints_per_switch,
+                trunk,
+                ..
+            }
+            | TopologyConfig::Mesh {
+                sides,
+                endpoints_per_switch,
+                trunk,
+                ..
+            } => {
+                let s = sides
+                    .iter()
+                    .fold(1u128, |a, &k| a.saturating_mul(u(k).max(1)));
+                let p = (2 * sides.len() as u128)
+                    .saturating_mul(u(*trunk))
+                    .saturating_add(u(*endpoints_per_switch));
+                FabricSize {
+                    switches: s,
+                    endpoints: s.saturating_mul(u(*endpoints_per_switch)),
+                    switch_ports: s.saturating_mul(p),
+                    max_ports: p,
+                }
+            }
+            TopologyConfig::KaryNtree { k, n, .. } => {
+                let pow = |e: u32| (0..e).fold(1u128, |a, _| a.saturating_mul(u(*k)));
+                let s = u(*n).saturating_mul(pow(n.saturating_sub(1)));
+                FabricSize {
+                    switches: s,
+                    endpoints: pow(*n),
+                    switch_ports: s.saturating_mul(2 * u(*k)),
+                    max_ports: 2 * u(*k),
+                }
+            }
+            TopologyConfig::Random {
+                switches,
+                ports,
+                endpoints_per_switch,
+                ..
+            } => FabricSize {
+                switches: u(*switches),
+                endpoints: u(*switches) * u(*endpoints_per_switch),
+                switch_ports: u(*switches) * u(*ports),
+                max_ports: u(*ports),
+            },
+            TopologyConfig::File { .. } => return None,
+        })
+    }
+
+    /// The size of a built topology.
+    pub fn of_topology(topo: &Topology) -> FabricSize {
+        FabricSize {
+            switches: topo.num_switches() as u128,
+            endpoints: topo.num_endpoints() as u128,
+            switch_ports: topo.total_switch_ports() as u128,
+            max_ports: topo
+                .switches()
+                .iter()
+                .map(|s| s.ports as u128)
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    /// Bytes of the routing tables alone (what `flitsim route` builds): forwarding tables
+    /// once, path SLs and SL→VL tables for `sls` SLs.
+    pub fn routing_bytes(&self, sls: u128) -> u128 {
+        let (s, e) = (self.switches, self.endpoints);
+        2u128
+            .saturating_mul(s)
+            .saturating_mul(e)
+            .saturating_add(e.saturating_mul(e))
+            .saturating_add(
+                s.saturating_mul(self.max_ports.saturating_mul(self.max_ports))
+                    .saturating_mul(sls),
+            )
+            .saturating_add(BASE)
+    }
+
+    /// Bytes an experiment on this fabric needs at its peak, see the module's documentation.
+    /// `opa`: the hierarchical Omni-Path switch, simulated as MPort and central nodes (about
+    /// four times the ports' state).
+    pub fn experiment_bytes(
+        &self,
+        vls: u8,
+        classes: usize,
+        engine: Option<&str>,
+        opa: bool,
+    ) -> u128 {
+        let (s, e) = (self.switches, self.endpoints);
+        let sls = (vls as u128).max(classes as u128).max(1);
+        let ports = self.switch_ports.saturating_add(e);
+        let per_port = (512 + 128 * vls as u128) * if opa { 4 } else { 1 };
+        let paths = match engine {
+            Some("lash") | Some("dfsssp") => 8u128.saturating_mul(e).saturating_mul(e),
+            _ => 0,
+        };
+        let total = self
+            .routing_bytes(sls)
+            .saturating_add(2u128.saturating_mul(s).saturating_mul(e)) // the engine's copy of the LFTs
+            .saturating_add(ports.saturating_mul(per_port))
+            .saturating_add(paths);
+        // One eighth more, to stay on the safe side of the measured peaks.
+        total.saturating_add(total / 8)
+    }
+}
+
+/// The program's own memory, bytes.
+const BASE: u128 = 16 << 20;
+
+/// `MemAvailable` of `/proc/meminfo`, bytes; `None` where it cannot be read.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// A byte count for messages: `21.3 GiB`.
+pub fn human(bytes: u128) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
+}
+
+/// The limit an experiment's estimate is held to, and where it comes from: `run.max_memory`,
+/// else the machine's available memory, else none.
+pub fn limit(cfg: &ExperimentConfig) -> Option<(u64, &'static str)> {
+    match cfg.run.max_memory.as_ref().and_then(|m| m.bytes().ok()) {
+        Some(b) => Some((b, "run.max_memory")),
+        None => available_memory().map(|b| (b, "the available memory (MemAvailable)")),
+    }
+}
+
+/// Refuses an experiment whose estimate exceeds its [`limit`]. With `topo` the estimate uses
+/// the built topology; without it, the size computed from `[topology]` (nothing for files).
+pub fn check(cfg: &ExperimentConfig, topo: Option<&Topology>) -> Result<(), ExperimentError> {
+    let size = match topo {
+        Some(t) => FabricSize::of_topology(t),
+        None => match FabricSize::of_config(&cfg.topology) {
+            Some(s) => s,
+            None => return Ok(()),
+        },
+    };
+    let Some((limit, what)) = limit(cfg) else {
+        return Ok(());
+    };
+    let engine = cfg.routing.engine.as_deref();
+    let opa = cfg.switch.organisation == flitsim_sim::config::SwitchOrganisation::Opa;
+    let need = size.experiment_bytes(cfg.routing.vls, cfg.traffic.classes.len(), engine, opa);
+    if need > limit as u128 {
+        let key = if what == "run.max_memory" {
+            "run.max_memory"
+        } else {
+            "topology"
+        };
+        return Err(cfg.error(
+            key,
+            &format!(
+                "the experiment would need about {} ({} switches, {} endpoints), more than {what} ({}); \
+                 use a smaller fabric{}",
+                human(need),
+                size.switches,
+                size.endpoints,
+                human(limit as u128),
+                if what == "run.max_memory" {
+                    " or raise run.max_memory"
+                } else {
+                    ", or set run.max_memory to try anyway"
+                }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_from_the_config_match_the_generated_topology() {
+        for text in [
+            "kind = \"torus\"\nsides = [4, 6]\nendpoints_per_switch = 2\ntrunk = 2",
+            "kind = \"mesh\"\nsides = [3, 3, 3]",
+            "kind = \"kary_ntree\"\nk = 4\nn = 3",
+        ] {
+            let cfg = ExperimentConfig::parse(
+                &format!("[topology]\n{text}\n[traffic]\nload = 0.1\n"),
+                "t",
+                &[],
+                None,
+            )
+            .unwrap();
+            let topo = crate::build_topology(&cfg, None).unwrap();
+            let from_cfg = FabricSize::of_config(&cfg.topology).unwrap();
+            let built = FabricSize::of_topology(&topo);
+            assert_eq!(from_cfg.switches, built.switches, "{text}");
+            assert_eq!(from_cfg.endpoints, built.endpoints, "{text}");
+            // Meshes have fewer ports at their borders: the config's count is an upper bound.
+            assert!(from_cfg.switch_ports >= built.switch_ports, "{text}");
+            assert_eq!(from_cfg.max_ports, built.max_ports, "{text}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use crate::ExperimentConfig;
+
+    const TORUS: &str = "[topology]\nkind = \"torus\"\nsides = [8, 8]\n[traffic]\nload = 0.1\n";
+
+    #[test]
+    fn an_estimate_over_run_max_memory_is_refused_before_building() {
+        let cfg = ExperimentConfig::parse(
+            TORUS,
+            "exp.toml",
+            &[
+                "topology.sides=[2048,2048]".into(),
+                "run.max_memory=\"1GiB\"".into(),
+            ],
+            None,
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let e = crate::run_experiment(&cfg, None).unwrap_err().to_string();
+        assert!(
+            started.elapsed().as_secs() < 2,
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            e.contains("--set run.max_memory=\"1GiB\"")
+                && e.contains("key `run.max_memory`")
+                && e.contains("would need about")
+                && e.contains("1.0 GiB"),
+            "{e}"
+        );
+        // The same limit in the file names its line.
+        let text = format!("{TORUS}[run]\nmax_memory = 1000\n");
+        let cfg = ExperimentConfig::parse(&text, "exp.toml", &[], None).unwrap();
+        let e = crate::run_experiment(&cfg, None).unwrap_err().to_string();
+        assert!(
+            e.contains("line 7,") && e.contains("key `run.max_memory`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_512_by_512_torus_is_refused_quickly_on_this_machine() {
+        if super::available_memory().is_none_or(|m| m > 300 << 30) {
+            return; // no /proc/meminfo, or a machine that could hold it
+        }
+        let cfg = ExperimentConfig::parse(
+            TORUS,
+            "exp.toml",
+            &["topology.sides=[512,512]".into()],
+            None,
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let e = crate::run_experiment(&cfg, None).unwrap_err().to_string();
+        assert!(
+            started.elapsed().as_secs() < 2,
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(e.contains("available memory") && e.contains("GiB"), "{e}");
+    }
+
+    #[test]
+    fn max_memory_is_not_in_the_hash_unless_set() {
+        let a = ExperimentConfig::parse(TORUS, "a", &[], None).unwrap();
+        assert!(!serde_json::to_string(&a).unwrap().contains("max_memory"));
+        let b =
+            ExperimentConfig::parse(TORUS, "a", &["run.max_memory=\"8GiB\"".into()], None).unwrap();
+        assert_eq!(b.run.max_memory.unwrap().bytes(), Ok(8 << 30));
+    }
+}
