@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import flitsim
-from flitsim.sweep import _dir_label, point_id
+from flitsim._sweep_store import _dir_label
+from flitsim.sweep import point_id
 from helpers import TINY_CONFIG, assert_user_error, cli_runner, invoke
 
 V01_DATASET = Path(__file__).parent / "data" / "sweep-v0.1"

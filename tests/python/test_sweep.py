@@ -236,7 +236,7 @@ def test_histogram_matches_the_run(tiny_config: Path, tmp_path: Path):
 
 
 def test_names_are_filesystem_safe(tiny_config: Path, tmp_path: Path):
-    label = sweep_module._dir_label
+    label = importlib.import_module("flitsim._sweep_store")._dir_label
     assert label(0.3) == "0.3" and label(8) == "8" and label(True) == "true"
     assert label("dor") == "dor" and label([4, 4]) == "4x4"
     assert label("a/b c") == "a_b_c"
