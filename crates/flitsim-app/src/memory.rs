@@ -261,25 +261,20 @@ mod refusal_tests {
 
     const TORUS: &str = "[topology]\nkind = \"torus\"\nsides = [8, 8]\n[traffic]\nload = 0.1\n";
 
-    #[test]
-    fn an_estimate_over_run_max_memory_is_refused_before_building() {
-        let cfg = ExperimentConfig::parse(
-            TORUS,
-            "exp.toml",
-            &[
-                "topology.sides=[2048,2048]".into(),
-                "run.max_memory=\"1GiB\"".into(),
-            ],
-            None,
-        )
-        .unwrap();
+    /// The error of running `TORUS` with `sets`, which must come within 2 s (nothing built).
+    fn refused_quickly(sets: &[&str]) -> String {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let cfg = ExperimentConfig::parse(TORUS, "exp.toml", &sets, None).unwrap();
         let started = std::time::Instant::now();
         let e = crate::run_experiment(&cfg, None).unwrap_err().to_string();
-        assert!(
-            started.elapsed().as_secs() < 2,
-            "took {:?}",
-            started.elapsed()
-        );
+        let took = started.elapsed();
+        assert!(took.as_secs() < 2, "took {took:?}");
+        e
+    }
+
+    #[test]
+    fn an_estimate_over_run_max_memory_is_refused_before_building() {
+        let e = refused_quickly(&["topology.sides=[2048,2048]", "run.max_memory=\"1GiB\""]);
         assert!(
             e.contains("--set run.max_memory=\"1GiB\"")
                 && e.contains("key `run.max_memory`")
@@ -302,20 +297,7 @@ mod refusal_tests {
         if super::available_memory().is_none_or(|m| m > 300 << 30) {
             return; // no /proc/meminfo, or a machine that could hold it
         }
-        let cfg = ExperimentConfig::parse(
-            TORUS,
-            "exp.toml",
-            &["topology.sides=[512,512]".into()],
-            None,
-        )
-        .unwrap();
-        let started = std::time::Instant::now();
-        let e = crate::run_experiment(&cfg, None).unwrap_err().to_string();
-        assert!(
-            started.elapsed().as_secs() < 2,
-            "took {:?}",
-            started.elapsed()
-        );
+        let e = refused_quickly(&["topology.sides=[512,512]"]);
         assert!(e.contains("available memory") && e.contains("GiB"), "{e}");
     }
 

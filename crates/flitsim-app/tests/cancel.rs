@@ -1,24 +1,14 @@
 //! Cancellation (`flitsim_topology::cancel`, Ctrl-C in the Python layer): the engine, the
 //! routing engines, the CDG check and the reports stop with a `Cancelled` error. The flag is
 //! process-wide, so these tests live in their own test binary and run one at a time.
+mod common;
 use flitsim_app::{build_fabric, build_topology, report, ExperimentConfig};
 use flitsim_sim::{Network, SimError};
 use flitsim_topology::cancel;
 use std::sync::Mutex;
 
-const TORUS: &str = r#"
-seed = 7
-[topology]
-kind = "torus"
-sides = [4, 4]
-[routing]
-vls = 4
-[traffic]
-load = 0.2
-[run]
-warmup = 1000
-measure = 1000000000
-"#;
+/// Overrides that make `common::TORUS` a run of hours: the tests stop it.
+const LONG: &[&str] = &["run.warmup=1000", "run.measure=1000000000"];
 
 /// Serialises the tests of this binary, and clears the flag however a test ends.
 static FLAG: Mutex<()> = Mutex::new(());
@@ -43,7 +33,7 @@ impl Drop for Requested {
 fn the_engine_returns_cancelled_when_the_flag_is_set() {
     // Built while holding the lock, so no other test's request stops the routing.
     let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-    let cfg = ExperimentConfig::parse(TORUS, "t", &[], None).unwrap();
+    let cfg = ExperimentConfig::parse(common::TORUS, "t", &common::sets(LONG), None).unwrap();
     let topo = build_topology(&cfg, None).unwrap();
     let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
     let mut net = Network::build(&cfg.params(), &topo, fabric).unwrap();
@@ -57,7 +47,7 @@ fn the_engine_returns_cancelled_when_the_flag_is_set() {
 #[test]
 fn a_cancel_request_from_another_thread_stops_a_billion_cycle_run_promptly() {
     let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-    let cfg = ExperimentConfig::parse(TORUS, "t", &[], None).unwrap();
+    let cfg = ExperimentConfig::parse(common::TORUS, "t", &common::sets(LONG), None).unwrap();
     let topo = build_topology(&cfg, None).unwrap();
     let (fabric, _) = build_fabric(&cfg, &topo).unwrap();
     let mut net = Network::build(&cfg.params(), &topo, fabric).unwrap();

@@ -1,29 +1,19 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
 mod common;
-use common::{assemble, network, parse, run_err};
+use common::{assemble, network, parse, run_err, TORUS};
 use flitsim_app::{build_topology, run_experiment_str};
 use flitsim_sim::{Network, RunResult};
 use proptest::prelude::*;
 
-const TORUS: &str = r#"
-seed = 7
-[topology]
-kind = "torus"
-sides = [4, 4]
-[routing]
-vls = 4
-[switch]
-vl_buffer_flits = 16
-[traffic]
-load = 0.2
-[[traffic.class]]
-name = "BE"
-message_flits = 16
-[run]
-warmup = 1000
-measure = 4000
-"#;
+/// MinHop with one VL on an 8x8 torus at load 0.9: deadlocks within a few hundred cycles.
+const MINHOP_8X8_DEADLOCK: &[&str] = &[
+    "routing.engine=\"minhop\"",
+    "routing.vls=1",
+    "topology.sides=[8,8]",
+    "traffic.load=0.9",
+    "run.stall_cycles=500",
+];
 
 fn run(text: &str, sets: &[&str]) -> RunResult {
     common::run(text, "test", sets)
@@ -163,14 +153,7 @@ fn cbr_injection_is_regular() {
 fn minhop_on_a_torus_deadlocks_and_the_stall_detector_reports_it() {
     let r = run(
         TORUS,
-        &[
-            "routing.engine=\"minhop\"",
-            "routing.vls=1",
-            "topology.sides=[8,8]",
-            "traffic.load=0.9",
-            "run.stall_cycles=500",
-            "run.measure=20000",
-        ],
+        &[MINHOP_8X8_DEADLOCK, &["run.measure=20000"]].concat(),
     );
     let d = r.deadlock.as_ref().expect("a deadlock report");
     assert!(!d.blocked.is_empty());
@@ -226,14 +209,7 @@ fn a_run_that_deadlocks_in_warm_up_reports_null_statistics_not_zeros() {
     // Issue 11 item 4: MinHop on an 8x8 torus deadlocks long before a 20000-cycle warm-up ends.
     let r = run(
         TORUS,
-        &[
-            "routing.engine=\"minhop\"",
-            "routing.vls=1",
-            "topology.sides=[8,8]",
-            "traffic.load=0.9",
-            "run.stall_cycles=500",
-            "run.warmup=20000",
-        ],
+        &[MINHOP_8X8_DEADLOCK, &["run.warmup=20000"]].concat(),
     );
     let d = r.deadlock.as_ref().expect("a deadlock report");
     assert!(d.cycle < 20000, "{d:?}");
@@ -265,14 +241,10 @@ fn a_run_that_deadlocks_in_its_window_reports_loads_over_the_cycles_it_simulated
     let r = run(
         TORUS,
         &[
-            "routing.engine=\"minhop\"",
-            "routing.vls=1",
-            "topology.sides=[8,8]",
-            "traffic.load=0.9",
-            "run.stall_cycles=500",
-            "run.warmup=0",
-            "run.measure=1000000",
-        ],
+            MINHOP_8X8_DEADLOCK,
+            &["run.warmup=0", "run.measure=1000000"],
+        ]
+        .concat(),
     );
     let d = r.deadlock.as_ref().expect("a deadlock report");
     assert!(d.cycle < 1_000_000);

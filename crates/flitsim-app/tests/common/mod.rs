@@ -181,3 +181,23 @@ per_port_stats = false
 "#
     )
 }
+
+/// A 4x4 torus, DOR tables on 4 VLs, one class of 16-flit messages at load 0.2.
+pub const TORUS: &str = r#"
+seed = 7
+[topology]
+kind = "torus"
+sides = [4, 4]
+[routing]
+vls = 4
+[switch]
+vl_buffer_flits = 16
+[traffic]
+load = 0.2
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+[run]
+warmup = 1000
+measure = 4000
+"#;
