@@ -590,4 +590,25 @@ fn size_and_message_flits_together_are_an_error_naming_size() {
         &["traffic.class=[{name=\"A\",size={dist=\"pareto\",alpha=0.9,min=1}}]"],
     );
     assert!(e.contains("traffic.class[0].size.max"), "{e}");
+    let e = run_err(
+        TORUS,
+        "test",
+        &["traffic.class=[{name=\"A\",rate=0.01,size=4,process={kind=\"video\",frame_period=1000,max=50}}]"],
+    );
+    assert!(e.contains("traffic.class[0].size"), "{e}");
+}
+
+/// A video class: one message per frame, frames within bounds, the configured load.
+#[test]
+fn a_video_class_offers_its_rate() {
+    let r = run(
+        TORUS,
+        &[
+            "traffic.load=0.05",
+            "traffic.class=[{name=\"V\",mtu_flits=16,process={kind=\"video\",frame_period=500,min=4,max=100}}]",
+            "run.measure=40000",
+        ],
+    );
+    let got = r.per_sl[0].offered_load.unwrap();
+    assert!((got - 0.05).abs() < 0.005, "video offered {got}");
 }

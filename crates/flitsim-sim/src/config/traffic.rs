@@ -1,6 +1,6 @@
 //! `[traffic]`: offered load, destination pattern, injection process and traffic classes.
 use super::ParamError;
-use crate::workload::{ProcessConfig, SizeConfig};
+use crate::workload::{ProcessConfig, ProcessTable, SizeConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -106,8 +106,8 @@ pub struct ClassConfig {
     /// both in a file is an error.
     #[serde(default = "sixteen")]
     pub message_flits: u32,
-    /// Largest packet of this SL, flits (default: the largest message size; required when
-    /// `size` is unbounded).
+    /// Largest packet of this SL, flits (default: the largest message size — a video
+    /// process's `max` frame; required when `size` is unbounded).
     #[serde(default)]
     pub mtu_flits: Option<u32>,
     /// Message size: a number of flits, or a distribution table
@@ -161,6 +161,9 @@ impl ClassConfig {
 
     /// The largest message, flits (`None`: an unbounded distribution).
     pub fn max_message_flits(&self) -> Option<u32> {
+        if let Some(ProcessConfig::Table(ProcessTable::Video { max, .. })) = &self.process {
+            return Some(max.ceil().clamp(1.0, u32::MAX as f64) as u32);
+        }
         match &self.size {
             None => Some(self.message_flits),
             Some(s) => s.max_flits(),
@@ -259,6 +262,15 @@ impl TrafficConfig {
                 return Err(ParamError::new(
                     format!("{key}.mtu_flits"),
                     "must be in 1..=65535",
+                ));
+            }
+            if let (Some(_), Some(ProcessConfig::Table(ProcessTable::Video { .. }))) =
+                (&c.size, &c.process)
+            {
+                return Err(ParamError::new(
+                    format!("{key}.size"),
+                    "does not apply to a video process (its frames are sized by process.min, \
+                     process.max and the rate)",
                 ));
             }
             if let Some(s) = &c.size {
