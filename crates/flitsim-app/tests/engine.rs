@@ -500,3 +500,87 @@ fn visiting_order_within_a_cycle_does_not_change_results() {
         }
     }
 }
+
+/// Classes with size distributions and processes offer their configured load (issue 12).
+#[test]
+fn size_distributions_and_processes_offer_the_configured_load() {
+    let text = r#"
+seed = 3
+[topology]
+kind = "torus"
+sides = [4, 4]
+[routing]
+vls = 4
+[switch]
+vl_buffer_flits = 64
+[traffic]
+[[traffic.class]]
+name = "P"
+rate = 0.1
+mtu_flits = 16
+size = { dist = "pareto", alpha = 1.5, min = 4, max = 64 }
+process = "poisson"
+[[traffic.class]]
+name = "O"
+rate = 0.05
+size = { dist = "uniform", min = 1, max = 15 }
+process = { kind = "onoff", on_alpha = 1.5, off_alpha = 1.5, on_mean = 50, off_mean = 150 }
+[run]
+warmup = 1000
+measure = 20000
+"#;
+    let r = run(text, &[]);
+    assert!(!r.saturated, "{r:?}");
+    for (i, want) in [(0, 0.1), (1, 0.05)] {
+        let got = r.per_sl[i].offered_load.unwrap();
+        // 16 endpoints × 20000 cycles: the sample rate is within a few standard errors.
+        assert!(
+            (got - want).abs() < 0.1 * want,
+            "class {i}: {got} vs {want}"
+        );
+        let acc = r.per_sl[i].accepted_load.unwrap();
+        assert!((acc - got).abs() < 0.1 * want, "class {i}: accepted {acc}");
+    }
+    // Deterministic.
+    assert_eq!(
+        without_performance(&r),
+        without_performance(&run(text, &[]))
+    );
+}
+
+#[test]
+fn size_and_message_flits_together_are_an_error_naming_size() {
+    let e = run_err(
+        TORUS,
+        "test",
+        &["traffic.class=[{name=\"A\",message_flits=8,size=8}]"],
+    );
+    assert!(e.contains("traffic.class[0].size"), "{e}");
+    let e = run_err(
+        TORUS,
+        "test",
+        &["traffic.class=[{name=\"A\",size={dist=\"pareto\",alpha=0.9,min=1}}]"],
+    );
+    assert!(e.contains("traffic.class[0].size.max"), "{e}");
+    let e = run_err(
+        TORUS,
+        "test",
+        &["traffic.class=[{name=\"A\",rate=0.01,size=4,process={kind=\"video\",frame_period=1000,max=50}}]"],
+    );
+    assert!(e.contains("traffic.class[0].size"), "{e}");
+}
+
+/// A video class: one message per frame, frames within bounds, the configured load.
+#[test]
+fn a_video_class_offers_its_rate() {
+    let r = run(
+        TORUS,
+        &[
+            "traffic.load=0.05",
+            "traffic.class=[{name=\"V\",mtu_flits=16,process={kind=\"video\",frame_period=500,min=4,max=100}}]",
+            "run.measure=40000",
+        ],
+    );
+    let got = r.per_sl[0].offered_load.unwrap();
+    assert!((got - 0.05).abs() < 0.005, "video offered {got}");
+}

@@ -58,6 +58,7 @@ pub mod qos;
 pub mod scheduler;
 pub mod stats;
 pub mod traffic;
+pub mod workload;
 
 pub use config::SimParams;
 pub use engine::Network;

@@ -180,6 +180,12 @@ impl ExperimentConfig {
         // Physical units (`[units]`, quantity strings such as "2KiB"): converted to flits,
         // cycles and loads on the value tree, so the typed sections stay numeric.
         super::units::convert_doc(&mut doc).map_err(|(path, m)| source.error(&path, &m))?;
+        if let Some(path) = size_and_message_flits(&doc) {
+            return Err(source.error(
+                &path,
+                "give either `size` or `message_flits` (the fixed size), not both",
+            ));
+        }
         let mut cfg = typed(&doc).map_err(|(path, message)| {
             let path = narrow(&doc, path, &message);
             source.error(&path, &describe(&message))
@@ -191,6 +197,16 @@ impl ExperimentConfig {
         cfg.validate().map_err(|e| cfg.error(&e.key, &e.message))?;
         Ok(cfg)
     }
+}
+
+/// The `traffic.class[i].size` of the first class that also gives `message_flits`.
+fn size_and_message_flits(doc: &toml::Table) -> Option<String> {
+    let classes = doc.get("traffic")?.get("class")?.as_array()?;
+    classes.iter().enumerate().find_map(|(i, c)| {
+        let t = c.as_table()?;
+        (t.contains_key("size") && t.contains_key("message_flits"))
+            .then(|| format!("traffic.class[{i}].size"))
+    })
 }
 
 #[cfg(test)]

@@ -334,3 +334,36 @@ fn docs_list_exactly_the_quantity_keys() {
         "docs/model.md, Physical units: the key table"
     );
 }
+
+#[test]
+fn class_sizes_and_processes_take_units_and_are_in_the_schema() {
+    // 64-byte flits, 10 ns cycles: 40 ms = 4e6 cycles, 1 KB = 16 flits, 120 KB = 1875 flits.
+    let text = "[units]\nflit_bytes = 64\ncycle_ns = 10\n[topology]\nkind = \"torus\"\n\
+                sides = [4, 4]\n[traffic]\n[[traffic.class]]\nname = \"V\"\nrate = \"1MB/s\"\n\
+                mtu_flits = 64\n\
+                process = { kind = \"video\", frame_period = \"40ms\", i_to_p = 2, p_to_b = 1.5, min = \"1KB\", max = \"120KB\" }\n\
+                [[traffic.class]]\nname = \"B\"\nrate = 0.1\nmtu_flits = 64\n\
+                size = { dist = \"pareto\", alpha = 1.5, min = \"128B\", max = \"64KiB\" }\n\
+                process = { kind = \"onoff\", on_alpha = 1.4, off_alpha = 1.4, on_mean = \"20us\", off_mean = \"60us\" }\n";
+    let cfg = parse(text, &[]).unwrap();
+    let v = serde_json::to_value(&cfg.traffic.classes).unwrap();
+    assert_eq!(v[0]["process"]["frame_period"], 4_000_000.0, "{v}");
+    assert_eq!(v[0]["process"]["min"], 16.0, "{v}");
+    assert_eq!(v[0]["process"]["max"], 1875.0, "{v}");
+    assert_eq!(v[1]["size"]["min"], 2.0, "{v}");
+    assert_eq!(v[1]["size"]["max"], 1024.0, "{v}");
+    assert_eq!(v[1]["process"]["on_mean"], 2000.0, "{v}");
+    assert!(v[1].get("message_flits").is_none(), "{v}");
+    let schema: serde_json::Value = serde_json::from_str(&ExperimentConfig::json_schema()).unwrap();
+    let s = schema.to_string();
+    for key in [
+        "onoff",
+        "video",
+        "frame_period",
+        "empirical",
+        "pareto",
+        "poisson",
+    ] {
+        assert!(s.contains(key), "schema lacks {key}");
+    }
+}

@@ -20,6 +20,7 @@ mod scheduler;
 mod switch;
 mod traffic;
 
+pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
 pub use nic::NicConfig;
 pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,

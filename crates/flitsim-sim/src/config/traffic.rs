@@ -1,5 +1,6 @@
 //! `[traffic]`: offered load, destination pattern, injection process and traffic classes.
 use super::ParamError;
+use crate::workload::{ProcessConfig, ProcessTable, SizeConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -81,12 +82,17 @@ fn default_classes() -> Vec<ClassConfig> {
         rate: None,
         message_flits: 16,
         mtu_flits: None,
+        size: None,
+        process: None,
     }]
 }
 
 /// One traffic class (a service level).
+///
+/// Serialised without `message_flits` when `size` is given, so a resolved configuration reads
+/// back (a file may not give both).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, into = "ClassConfigOut")]
 pub struct ClassConfig {
     /// Name shown in results (e.g. "VO", "BE").
     pub name: String,
@@ -96,12 +102,79 @@ pub struct ClassConfig {
     /// Explicit rate in flits/cycle/endpoint (used when `traffic.load` is absent).
     #[serde(default)]
     pub rate: Option<f64>,
-    /// Message size, flits (default 16).
+    /// Message size, flits (default 16); the fixed size used when `size` is absent. Giving
+    /// both in a file is an error.
     #[serde(default = "sixteen")]
     pub message_flits: u32,
-    /// Largest packet of this SL, flits (default: the message size).
+    /// Largest packet of this SL, flits (default: the largest message size — a video
+    /// process's `max` frame; required when `size` is unbounded).
     #[serde(default)]
     pub mtu_flits: Option<u32>,
+    /// Message size: a number of flits, or a distribution table
+    /// (`{ dist = "fixed" | "uniform" | "pareto" | "exponential" | "empirical", … }`).
+    /// Replaces `message_flits`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeConfig>,
+    /// Arrival process: `"bernoulli" | "cbr" | "poisson"` or a table
+    /// `{ kind = "onoff" | "video", … }` (default: `traffic.injection`). The message rate is
+    /// the class rate / mean size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessConfig>,
+}
+
+/// The serialised form of [`ClassConfig`] (same keys, in the same order).
+#[derive(Serialize)]
+struct ClassConfigOut {
+    name: String,
+    share: f64,
+    rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_flits: Option<u32>,
+    mtu_flits: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<SizeConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    process: Option<ProcessConfig>,
+}
+
+impl From<ClassConfig> for ClassConfigOut {
+    fn from(c: ClassConfig) -> Self {
+        ClassConfigOut {
+            message_flits: c.size.is_none().then_some(c.message_flits),
+            name: c.name,
+            share: c.share,
+            rate: c.rate,
+            mtu_flits: c.mtu_flits,
+            size: c.size,
+            process: c.process,
+        }
+    }
+}
+
+impl ClassConfig {
+    /// The message size (from `size`, else the fixed `message_flits`).
+    pub fn size_config(&self) -> SizeConfig {
+        self.size
+            .clone()
+            .unwrap_or(SizeConfig::Flits(self.message_flits))
+    }
+
+    /// The largest message, flits (`None`: an unbounded distribution).
+    pub fn max_message_flits(&self) -> Option<u32> {
+        if let Some(ProcessConfig::Table(ProcessTable::Video { max, .. })) = &self.process {
+            return Some(max.ceil().clamp(1.0, u32::MAX as f64) as u32);
+        }
+        match &self.size {
+            None => Some(self.message_flits),
+            Some(s) => s.max_flits(),
+        }
+    }
+
+    /// True when the class uses the workload models (`size` or `process` given), false for
+    /// the fixed-size Bernoulli/CBR sources of `traffic.injection`.
+    pub fn has_workload(&self) -> bool {
+        self.size.is_some() || self.process.is_some()
+    }
 }
 
 fn one_f() -> f64 {
@@ -191,6 +264,24 @@ impl TrafficConfig {
                     "must be in 1..=65535",
                 ));
             }
+            if let (Some(_), Some(ProcessConfig::Table(ProcessTable::Video { .. }))) =
+                (&c.size, &c.process)
+            {
+                return Err(ParamError::new(
+                    format!("{key}.size"),
+                    "does not apply to a video process (its frames are sized by process.min, \
+                     process.max and the rate)",
+                ));
+            }
+            if let Some(s) = &c.size {
+                s.validate(&format!("{key}.size"))?;
+                if c.mtu_flits.is_none() && s.max_flits().is_none() {
+                    return Err(ParamError::new(
+                        format!("{key}.mtu_flits"),
+                        "needed when `size` has no upper bound",
+                    ));
+                }
+            }
             let rate = self.class_rate(i);
             let rate_key = if self.load.is_some() {
                 "traffic.load".to_string()
@@ -203,7 +294,11 @@ impl TrafficConfig {
                     format!("class {:?}: rate must be a non-negative number", c.name),
                 ));
             }
-            if rate > c.message_flits as f64 {
+            let mean = c.size_config().sampler().mean();
+            if let Some(p) = &c.process {
+                p.validate(&format!("{key}.process"), rate, &c.size_config().sampler())?;
+            }
+            if rate > mean {
                 return Err(ParamError::new(
                     rate_key,
                     format!(

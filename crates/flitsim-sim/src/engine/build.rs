@@ -17,6 +17,7 @@ use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::Collector;
 use crate::traffic::{stream, Pattern, StreamKind};
+use crate::workload::{Arrivals, SimpleProcess};
 use crate::SimError;
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
@@ -49,10 +50,8 @@ pub(crate) fn class_mtus(cfg: &SimParams) -> Vec<u16> {
         .classes
         .iter()
         .map(|c| {
-            c.mtu_flits
-                .unwrap_or(c.message_flits)
-                .min(c.message_flits)
-                .min(u16::MAX as u32) as u16
+            let max = c.max_message_flits().unwrap_or(u32::MAX);
+            c.mtu_flits.unwrap_or(max).min(max).min(u16::MAX as u32) as u16
         })
         .collect()
 }
@@ -449,8 +448,30 @@ fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, 
             if rate <= 0.0 {
                 continue;
             }
-            let p = (rate / cc.message_flits as f64).min(1.0);
             let id = sources.len() as u32;
+            if cc.has_workload() {
+                let size = cc.size_config().sampler();
+                let default = match cfg.traffic.injection {
+                    InjectionKind::Bernoulli => SimpleProcess::Bernoulli,
+                    InjectionKind::Cbr => SimpleProcess::Cbr,
+                };
+                let mut arrivals = Arrivals::new(cc.process.as_ref(), default, rate, size.mean());
+                let mut rng = stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64);
+                let first = arrivals.first(&mut rng);
+                gen_heap.push(Reverse((first, id)));
+                sources.push(Source {
+                    endpoint: e,
+                    class: c as u8,
+                    p: 0.0,
+                    ln_q: 0.0,
+                    period: 0.0,
+                    acc: 0.0,
+                    rng,
+                    workload: Some(Box::new((arrivals, size))),
+                });
+                continue;
+            }
+            let p = (rate / cc.message_flits as f64).min(1.0);
             let mut src = Source {
                 endpoint: e,
                 class: c as u8,
@@ -459,6 +480,7 @@ fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, 
                 period: 1.0 / p,
                 acc: 0.0,
                 rng: stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64),
+                workload: None,
             };
             let first = match cfg.traffic.injection {
                 InjectionKind::Bernoulli => src.geometric_gap() - 1,

@@ -17,6 +17,7 @@ use crate::config::{InjectionKind, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
 use crate::scheduler::Candidate;
 use crate::traffic::ComponentRng;
+use crate::workload::{Arrivals, SizeSampler};
 use flitsim_topology::EndpointId;
 use rand::Rng;
 use std::cmp::Reverse;
@@ -83,6 +84,9 @@ pub(crate) struct Source {
     pub period: f64,
     pub acc: f64,
     pub rng: ComponentRng,
+    /// Arrivals and sizes of a class with `size` or `process` (None: the fixed-size
+    /// Bernoulli/CBR source above).
+    pub workload: Option<Box<(Arrivals, SizeSampler)>>,
 }
 
 impl Source {
@@ -110,6 +114,15 @@ impl Network {
             let src = &mut self.sources[id as usize];
             let e = src.endpoint;
             let c = src.class as usize;
+            if let Some(w) = src.workload.as_mut() {
+                let pattern = &self.pattern;
+                let (arrivals, sizes) = &mut **w;
+                let (dst, size, next) =
+                    arrivals.fire(t, &mut src.rng, sizes, |r| pattern.draw(e, r));
+                self.gen_heap.push(Reverse((next, id)));
+                self.enqueue_message(t, e, dst, c, size, window);
+                continue;
+            }
             let dst = self.pattern.draw(e, &mut src.rng);
             let next = if cbr {
                 src.acc += src.period;
