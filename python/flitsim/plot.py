@@ -38,6 +38,10 @@ touching pyplot's global state. The statistics they draw (:func:`mean_ci`,
 :func:`summarize`, :func:`summarize_per_sl`) live in :mod:`flitsim.stats` and are re-exported
 here.
 
+``throughput_over_time_figure(result)`` draws one run's delivered-flits time series
+(``run.timeseries_bin``), one line per class; sweeps do not store time series, so it is not
+among the sweep figures.
+
 The figures are drawn in the private package ``flitsim._plots`` (``load``: the first three;
 ``cdf``; ``qos``: the two per-SL ones; ``common``: what they share) and are public here.
 
@@ -77,6 +81,7 @@ from ._plots.qos import (  # noqa: F401 - re-exported
     sl_latency_vs_offered_figure,
     sl_share_vs_offered_figure,
 )
+from ._plots.timeseries import throughput_over_time_figure
 from .stats import (  # noqa: F401 - re-exported: the statistics the figures draw
     CONFIDENCE,
     LOAD_KEY,
@@ -113,6 +118,7 @@ __all__ = [
     "summarize_per_sl",
     "t_cdf",
     "t_quantile",
+    "throughput_over_time_figure",
 ]
 
 # The figures embedded in the HTML report (flitsim.report has a title and caption for each).
