@@ -170,3 +170,10 @@ fn a_zero_timeseries_bin_is_an_error_naming_the_key() {
     let e = common::run_err(TREE, "t", &["run.timeseries_bin=0"]);
     assert!(e.contains("run.timeseries_bin"), "{e}");
 }
+
+#[test]
+fn the_time_series_bin_takes_a_time_with_units() {
+    let text = format!("{TREE}\n[units]\nflit_bytes = 64\ncycle_ns = 64\n");
+    let r = common::run(&text, "t", &["run.timeseries_bin=\"640ns\""]);
+    assert_eq!(r.timeseries.unwrap().bin, 10);
+}
