@@ -342,3 +342,20 @@ def test_throughput_over_time_figure():
     assert len(ax.get_lines()) == 2
     with pytest.raises(ValueError, match="timeseries_bin"):
         throughput_over_time_figure(flitsim.run(TWO_CLASSES))
+
+
+def test_cli_plot_of_a_run_with_a_time_series(runner, tiny_config: Path, tmp_path: Path):
+    pytest.importorskip("matplotlib")
+    result = invoke(runner, "run", str(tiny_config), "--set", "run.timeseries_bin=50", "--json")
+    assert result.exit_code == 0, result.stderr
+    run_file = tmp_path / "run.json"
+    run_file.write_text(result.stdout)
+    result = invoke(runner, "plot", str(run_file), "--format", "png")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "throughput_over_time.png")]
+    assert (tmp_path / "throughput_over_time.png").is_file()
+    plain = invoke(runner, "run", str(tiny_config), "--json")
+    run_file.write_text(plain.stdout)
+    result = invoke(runner, "plot", str(run_file))
+    assert result.exit_code != 0
+    assert "run.timeseries_bin" in result.stderr
