@@ -193,7 +193,7 @@ def demo(out_dir: Path, jobs: Optional[int]) -> None:
     "--dest",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory for the images (default: DIR/plots).",
+    help="Directory for the images (default: DIR/plots; for a run's file, its directory).",
 )
 def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]) -> None:
     """Plot the sweep in DIR and print the paths of the images.
@@ -202,10 +202,17 @@ def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]
     sl_latency_vs_offered and sl_share_vs_offered (per-SL latency and share of the accepted
     traffic against the total offered load, one panel per value of the other varied keys,
     e.g. qos.scheduler), each in every --format.
-    """
-    from .plot import plot_sweep
 
-    paths = plot_sweep(directory, dest=dest, formats=formats or ("png", "svg"))
+    DIR may instead be the JSON file of one run (flitsim run --json) with a time series
+    (run.timeseries_bin): that writes throughput_over_time, one line per class.
+    """
+    from .plot import plot_run, plot_sweep
+
+    fmts = formats or ("png", "svg")
+    if directory.is_file():
+        paths = plot_run(directory, dest=dest, formats=fmts)
+    else:
+        paths = plot_sweep(directory, dest=dest, formats=fmts)
     for path in paths:
         click.echo(str(path))
 

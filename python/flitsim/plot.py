@@ -38,6 +38,10 @@ touching pyplot's global state. The statistics they draw (:func:`mean_ci`,
 :func:`summarize`, :func:`summarize_per_sl`) live in :mod:`flitsim.stats` and are re-exported
 here.
 
+``throughput_over_time_figure(result)`` draws one run's delivered-flits time series
+(``run.timeseries_bin``), one line per class; sweeps do not store time series, so it is not
+among the sweep figures.
+
 The figures are drawn in the private package ``flitsim._plots`` (``load``: the first three;
 ``cdf``; ``qos``: the two per-SL ones; ``common``: what they share) and are public here.
 
@@ -77,6 +81,7 @@ from ._plots.qos import (  # noqa: F401 - re-exported
     sl_latency_vs_offered_figure,
     sl_share_vs_offered_figure,
 )
+from ._plots.timeseries import throughput_over_time_figure
 from .stats import (  # noqa: F401 - re-exported: the statistics the figures draw
     CONFIDENCE,
     LOAD_KEY,
@@ -103,6 +108,7 @@ __all__ = [
     "latency_vs_load_figure",
     "load",
     "mean_ci",
+    "plot_run",
     "plot_sweep",
     "save_figure",
     "save_figures",
@@ -113,6 +119,7 @@ __all__ = [
     "summarize_per_sl",
     "t_cdf",
     "t_quantile",
+    "throughput_over_time_figure",
 ]
 
 # The figures embedded in the HTML report (flitsim.report has a title and caption for each).
@@ -163,9 +170,17 @@ def plot_sweep(
     ``accepted_vs_offered``, ``sl_throughput``, ``latency_cdf``, ``sl_latency_vs_offered``
     and ``sl_share_vs_offered`` ``.png``/``.svg`` (:data:`ALL_PLOT_NAMES`). Returns the
     written paths, figure by figure."""
+    fmts = _formats(formats)
+    sweep = load(out_dir)
+    if dest is None:
+        dest = Path(_directory_of(out_dir)) / "plots"
+    return save_figures(figures(sweep), dest, fmts)
+
+
+def _formats(formats: Sequence[str]) -> List[str]:
     if isinstance(formats, str):
         formats = (formats,)
-    fmts = []
+    fmts: List[str] = []
     for f in formats:
         f = str(f).lower().lstrip(".")
         if f not in ("png", "svg", "pdf"):
@@ -174,10 +189,33 @@ def plot_sweep(
             fmts.append(f)
     if not fmts:
         raise FlitsimError("no plot format given")
-    sweep = load(out_dir)
-    if dest is None:
-        dest = Path(_directory_of(out_dir)) / "plots"
-    return save_figures(figures(sweep), dest, fmts)
+    return fmts
+
+
+def plot_run(
+    result_file: Union[str, Path],
+    dest: Optional[Union[str, Path]] = None,
+    formats: Sequence[str] = ("png", "svg"),
+) -> List[Path]:
+    """Draw ``throughput_over_time`` of one run's JSON result (``flitsim run --json`` of an
+    experiment with ``run.timeseries_bin``) and save it in every format of ``formats`` into
+    ``dest`` (default: the file's directory). Returns the written paths."""
+    import json
+
+    fmts = _formats(formats)
+    path = Path(result_file)
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise FlitsimError(f"{path}: not a run's JSON result ({e})") from e
+    if not isinstance(summary, dict) or not summary.get("timeseries"):
+        raise FlitsimError(
+            f"{path}: the run has no time series (set run.timeseries_bin to plot throughput "
+            "over time)"
+        )
+    _matplotlib()
+    fig = throughput_over_time_figure(summary)
+    return save_figures({"throughput_over_time": fig}, dest or path.parent, fmts)
 
 
 def save_figures(

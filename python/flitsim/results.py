@@ -3,7 +3,8 @@
 :class:`Result` wraps the engine's JSON summary. It reads like that summary (it is a
 read-only :class:`collections.abc.Mapping`, so ``r["accepted_load"]``, ``r.get(...)``,
 ``"x" in r`` and ``dict(r)`` all work) and adds Arrow views of its list-shaped parts:
-:attr:`Result.per_sl`, :attr:`Result.ports` and :attr:`Result.latency_histogram`.
+:attr:`Result.per_sl`, :attr:`Result.ports`, :attr:`Result.latency_histogram` and
+:attr:`Result.timeseries`.
 
 The row builders at the bottom (:func:`summary_row`, :func:`per_sl_rows`,
 :func:`histogram_rows`) are shared with :mod:`flitsim.sweep`, so a sweep's tables have exactly
@@ -120,7 +121,10 @@ class Result(Mapping):
         """One row per service level (traffic class).
 
         Columns: ``sl``, ``name``, ``offered_load``, ``accepted_load``, ``share``,
-        ``latency_{mean,p50,p99,max,count}``, ``network_latency_{mean,p50,p99,max,count}``.
+        ``latency_{mean,p50,p99,max,count}``, ``network_latency_{mean,p50,p99,max,count}``,
+        ``message_latency_{mean,p50,p99,max,count}`` (a message: what a source generates, one
+        or more packets; ``count`` counts messages), ``jitter_std`` and
+        ``jitter_p99_minus_p50`` (of the message latency).
         """
         return self._table("per_sl", _build_per_sl)
 
@@ -138,6 +142,17 @@ class Result(Mapping):
         """Packet latency histogram: ``sl``, ``name``, ``latency`` (bin lower bound, cycles),
         ``count``."""
         return self._table("latency_histogram", _build_histogram)
+
+    @property
+    def timeseries(self) -> "pa.Table":
+        """Delivered flits per class over time, one row per (bin, class): ``bin_start``
+        (cycle the bin starts), ``bin_cycles`` (its width, ``run.timeseries_bin``), ``sl``,
+        ``name``, ``flits``.
+
+        The bins cover the whole run (warm-up, measurement window and drain). Empty (same
+        columns) when the run had no ``run.timeseries_bin``.
+        """
+        return self._table("timeseries", _build_timeseries)
 
     def _table(self, name: str, build: Any) -> "pa.Table":
         table = self._tables.get(name)
@@ -221,6 +236,9 @@ _RESULT_PER_SL_COLUMNS: Tuple[_Column, ...] = (
     *_PER_SL_COLUMNS[:5],
     *_latency_columns("latency", (*_LATENCY_STATS, "count")),
     *_latency_columns("network_latency", (*_LATENCY_STATS, "count")),
+    *_latency_columns("message_latency", (*_LATENCY_STATS, "count")),
+    _Column("jitter_std", ("jitter", "std")),
+    _Column("jitter_p99_minus_p50", ("jitter", "p99_minus_p50"), "float"),
 )
 
 # One row per switch port (`PortResult`).
@@ -239,6 +257,16 @@ _HISTOGRAM_COLUMNS: Tuple[_Column, ...] = (
     _Column("name", ("sl",), "sl_name"),
     _Column("latency", ("latency",)),
     _Column("count", ("count",)),
+)
+
+# One row per (time-series bin, class) (`TimeSeries`): long format, built by
+# `_build_timeseries`, so its columns are the summary paths they read, from the run's root.
+_TIMESERIES_COLUMNS: Tuple[_Column, ...] = (
+    _Column("bin_start", ("timeseries", "bin")),
+    _Column("bin_cycles", ("timeseries", "bin")),
+    _Column("sl", ("timeseries", "classes", "[]", "sl")),
+    _Column("name", ("timeseries", "classes", "[]", "name")),
+    _Column("flits", ("timeseries", "classes", "[]", "flits")),
 )
 
 # The summary's lists and the columns of one of their elements: (field, columns).
@@ -280,6 +308,23 @@ def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
         [_cells(c, _RESULT_PER_SL_COLUMNS) for c in classes],
         _schema([], "ClassResult", _RESULT_PER_SL_COLUMNS),
     )
+
+
+def _build_timeseries(summary: Mapping[str, Any]) -> "pa.Table":
+    import pyarrow as pa
+
+    ts = summary.get("timeseries") or {}
+    width = ts.get("bin")
+    rows = [
+        {"bin_start": i * width, "bin_cycles": width, "sl": c.get("sl"), "name": c.get("name"),
+         "flits": flits}
+        for c in ts.get("classes") or ()
+        for i, flits in enumerate(c.get("flits") or ())
+    ]
+    schema = pa.schema([pa.field("bin_start", pa.int64()), pa.field("bin_cycles", pa.int64()),
+                        pa.field("sl", pa.int64()), pa.field("name", pa.string()),
+                        pa.field("flits", pa.int64())])
+    return _from_rows(rows, schema)
 
 
 def _build_ports(summary: Mapping[str, Any]) -> "pa.Table":
@@ -339,7 +384,7 @@ def measured(summary: Mapping[str, Any]) -> Dict[str, Any]:
     classes = []
     for c in summary.get("per_sl") or ():
         c = dict(c)
-        for block in ("latency", "network_latency"):
+        for block in ("latency", "network_latency", "message_latency"):
             if block in c:
                 c[block] = _empty_block(c[block])
         if empty:

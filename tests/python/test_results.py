@@ -77,6 +77,8 @@ def test_per_sl_table_matches_the_json(result: Result):
         "latency_mean", "latency_p50", "latency_p99", "latency_max", "latency_count",
         "network_latency_mean", "network_latency_p50", "network_latency_p99",
         "network_latency_max", "network_latency_count",
+        "message_latency_mean", "message_latency_p50", "message_latency_p99",
+        "message_latency_max", "message_latency_count", "jitter_std", "jitter_p99_minus_p50",
     ]
     for row, raw in zip(table.to_pylist(), result["per_sl"]):
         assert row["sl"] == raw["sl"] and row["name"] == raw["name"]
@@ -84,6 +86,10 @@ def test_per_sl_table_matches_the_json(result: Result):
         assert row["latency_p99"] == raw["latency"]["p99"]
         assert row["latency_count"] == raw["latency"]["count"]
         assert row["network_latency_mean"] == raw["network_latency"]["mean"]
+        assert row["message_latency_p99"] == raw["message_latency"]["p99"]
+        assert row["jitter_std"] == raw["jitter"]["std"]
+        # Single-packet messages (message_flits <= mtu_flits): message latency = packet latency.
+        assert raw["message_latency"] == raw["latency"]
     assert table.schema.field("latency_p50").type == pa.float64()
     assert result.per_sl is table  # built once
 
@@ -193,6 +199,7 @@ def _tabled_paths():
     paths += list(results.NOT_TABLED)
     for name, cols in results._LIST_TABLES:
         paths += [(name, "[]", *c.path) for c in cols]
+    paths += [c.path for c in results._TIMESERIES_COLUMNS]
     return paths
 
 
@@ -296,3 +303,59 @@ def test_the_text_report_of_a_deadlocked_run_says_deadlock(runner, tiny_config: 
         assert "deadlock" in lines[label], result.output
     assert "0.0000" not in result.output
     assert "DEADLOCK" in result.output
+
+
+def test_timeseries_table_sums_to_the_delivered_flits(result: Result):
+    assert "timeseries" not in result
+    assert result.timeseries.num_rows == 0
+    assert result.timeseries.column_names == ["bin_start", "bin_cycles", "sl", "name", "flits"]
+    r = flitsim.run(TWO_CLASSES, run__timeseries_bin=50)
+    table = r.timeseries
+    assert table.schema.field("flits").type == pa.int64()
+    bins = -(-r["cycles"]["total"] // 50)
+    assert table.num_rows == 2 * bins
+    assert set(table["name"].to_pylist()) == {"BE", "RT"}
+    assert sum(table["flits"].to_pylist()) == r["flits"]["delivered"]
+    warmup, measure = r["cycles"]["warmup"], r["cycles"]["measure"]
+    assert warmup % 50 == 0 and measure % 50 == 0
+    for c in r["per_sl"]:
+        window = sum(
+            row["flits"]
+            for row in table.to_pylist()
+            if row["sl"] == c["sl"] and warmup <= row["bin_start"] < warmup + measure
+        )
+        assert window == round(c["accepted_load"] * measure * r["endpoints"])
+    # Everything else is as without the time series.
+    plain = flitsim.run(TWO_CLASSES)
+    assert without_performance({k: v for k, v in r.items() if k not in ("timeseries",
+                                                                         "config_hash")}) == \
+        without_performance({k: v for k, v in plain.items() if k != "config_hash"})
+
+
+def test_throughput_over_time_figure():
+    pytest.importorskip("matplotlib")
+    from flitsim.plot import throughput_over_time_figure
+
+    r = flitsim.run(TWO_CLASSES, run__timeseries_bin=50)
+    fig = throughput_over_time_figure(r)
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == 2
+    with pytest.raises(ValueError, match="timeseries_bin"):
+        throughput_over_time_figure(flitsim.run(TWO_CLASSES))
+
+
+def test_cli_plot_of_a_run_with_a_time_series(runner, tiny_config: Path, tmp_path: Path):
+    pytest.importorskip("matplotlib")
+    result = invoke(runner, "run", str(tiny_config), "--set", "run.timeseries_bin=50", "--json")
+    assert result.exit_code == 0, result.stderr
+    run_file = tmp_path / "run.json"
+    run_file.write_text(result.stdout)
+    result = invoke(runner, "plot", str(run_file), "--format", "png")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "throughput_over_time.png")]
+    assert (tmp_path / "throughput_over_time.png").is_file()
+    plain = invoke(runner, "run", str(tiny_config), "--json")
+    run_file.write_text(plain.stdout)
+    result = invoke(runner, "plot", str(run_file))
+    assert result.exit_code != 0
+    assert "run.timeseries_bin" in result.stderr

@@ -227,9 +227,12 @@ fn a_run_that_deadlocks_in_warm_up_reports_null_statistics_not_zeros() {
             (None, None, None)
         );
         assert_eq!(c.latency, flitsim_sim::stats::LatencySummary::EMPTY);
+        assert_eq!(c.message_latency, flitsim_sim::stats::LatencySummary::EMPTY);
+        assert_eq!((c.jitter.std, c.jitter.p99_minus_p50), (None, None));
     }
     let json: serde_json::Value = serde_json::to_value(&r).unwrap();
     assert!(json["latency"]["mean"].is_null() && json["latency"]["count"] == 0);
+    assert!(json["per_sl"][0]["jitter"]["std"].is_null());
     assert!(json["per_sl"][0]["accepted_load"].is_null());
     // The JSON reads back.
     let back: RunResult = serde_json::from_value(json).unwrap();

@@ -127,6 +127,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("run.measure", Time),
     ("run.drain_max", Time),
     ("run.stall_cycles", Time),
+    ("run.timeseries_bin", Time),
 ];
 
 /// `[units]` keys that also take quantities (the schema widens them like [`QUANTITY_KEYS`]).

@@ -36,6 +36,12 @@ pub struct RunConfig {
     /// no limit where that cannot be read. Omitted from the resolved config when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_memory: Option<MemorySize>,
+    /// Width of the bins of the delivered-flits time series, cycles (optional). When set, the
+    /// results carry `timeseries`: the flits delivered per class in each bin of the whole run
+    /// (warm-up, window and drain); when unset there is no time series. Omitted from the
+    /// resolved config when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries_bin: Option<u64>,
 }
 
 /// A memory size: bytes, or a number with a unit.
@@ -113,6 +119,7 @@ impl Default for RunConfig {
             per_port_stats: true,
             check_invariants: None,
             max_memory: None,
+            timeseries_bin: None,
         }
     }
 }
@@ -134,6 +141,12 @@ impl RunConfig {
         use super::ParamError;
         if self.measure == 0 {
             return Err(ParamError::new("run.measure", "must be at least 1 cycle"));
+        }
+        if self.timeseries_bin == Some(0) {
+            return Err(ParamError::new(
+                "run.timeseries_bin",
+                "must be at least 1 cycle (omit it for no time series)",
+            ));
         }
         if self.stall_cycles == 0 {
             return Err(ParamError::new(

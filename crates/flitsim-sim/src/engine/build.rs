@@ -393,8 +393,9 @@ impl Network {
             cands: Vec::new(),
             buffered_total: 0,
             measured_outstanding: 0,
+            messages: Default::default(),
             last_progress: 0,
-            counters: Collector::new(classes, g_total * vls),
+            counters: Collector::new(classes, g_total * vls, cfg.run.timeseries_bin),
             build_seconds: 0.0,
             check_every: cfg
                 .run

@@ -72,7 +72,7 @@ use allocator::SeparableAllocator;
 use buffer::{BufferOrg, VlAccount};
 use link::{Event, TimeWheel, F_HEAD, F_TAIL};
 use nic::{Nic, Scripted, Source};
-use packet::PacketSlab;
+use packet::{MessageSlab, PacketSlab, MSG_NONE};
 use queue::{BufPkt, VlQueue};
 use route::{Organisation, RouteSource};
 use switch::SwitchState;
@@ -175,6 +175,8 @@ pub struct Network {
     scripted: BinaryHeap<Reverse<Scripted>>,
     pattern: Pattern,
     packets: PacketSlab,
+    /// Measured messages in flight.
+    messages: MessageSlab,
     /// Scratch for scheduler candidates.
     cands: Vec<Candidate>,
     // Progress.
@@ -439,8 +441,16 @@ impl Network {
         if in_window {
             c.window_accepted[p.class.idx()] += ev.n as u64;
         }
+        if c.ts_bin != 0 {
+            c.add_to_series(p.class.idx(), t, ev.n as u64);
+        }
         if ev.flags & F_TAIL == 0 {
             return;
+        }
+        if p.msg != MSG_NONE {
+            if let Some(gen) = self.messages.delivered(p.msg, p.len as u32) {
+                c.add_message(p.class.idx(), t - gen);
+            }
         }
         if p.measured {
             c.lat[p.class.idx()].add(t - p.gen);

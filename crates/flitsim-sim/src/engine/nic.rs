@@ -11,7 +11,7 @@
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
 use super::link::Event;
-use super::packet::Packet;
+use super::packet::{Packet, MSG_NONE};
 use super::Network;
 use crate::config::{InjectionKind, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
@@ -34,6 +34,8 @@ pub(crate) struct Msg {
     /// Flits not yet packetised.
     pub left: u32,
     pub measured: bool,
+    /// Entry in the message slab (`MSG_NONE` when not measured).
+    pub msg: u32,
 }
 
 /// One endpoint's NIC.
@@ -154,9 +156,11 @@ impl Network {
     ) {
         let measured = t >= window.0 && t < window.1;
         self.counters.flits_generated += size as u64;
+        let mut msg = MSG_NONE;
         if measured {
             self.counters.window_generated[c] += size as u64;
             self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
+            msg = self.messages.alloc(t, size);
         }
         let nic = &mut self.nics[e as usize];
         nic.skip = 0;
@@ -165,6 +169,7 @@ impl Network {
             dst,
             left: size,
             measured,
+            msg,
         });
         nic.app_msgs += 1;
     }
@@ -241,6 +246,7 @@ impl Network {
                     wire_sl,
                     hops: 0,
                     measured: m.measured,
+                    msg: m.msg,
                 });
                 self.nics[e].queues[vl.idx()].push_back(id);
                 moved = true;

@@ -28,6 +28,60 @@ pub(crate) struct Packet {
     pub hops: u16,
     /// Generated inside the measurement window.
     pub measured: bool,
+    /// Its message's entry in the [`MessageSlab`] ([`MSG_NONE`] for unmeasured messages).
+    pub msg: u32,
+}
+
+/// No message entry: the message is not measured.
+pub(crate) const MSG_NONE: u32 = u32::MAX;
+
+/// A measured message whose last flit has not been delivered yet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MessageEntry {
+    /// Cycle the message was generated.
+    pub gen: Cycle,
+    /// Flits not yet delivered.
+    pub left: u32,
+}
+
+/// The measured messages in flight, with a free list (no allocation per message once grown):
+/// a message's latency is known when the tail of its last packet is delivered.
+#[derive(Default)]
+pub(crate) struct MessageSlab {
+    entries: Vec<MessageEntry>,
+    free: Vec<u32>,
+}
+
+impl MessageSlab {
+    /// Stores a message of `flits` flits generated at `gen` and returns its index.
+    #[inline]
+    pub fn alloc(&mut self, gen: Cycle, flits: u32) -> u32 {
+        let e = MessageEntry { gen, left: flits };
+        match self.free.pop() {
+            Some(i) => {
+                self.entries[i as usize] = e;
+                i
+            }
+            None => {
+                self.entries.push(e);
+                (self.entries.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Counts `flits` delivered flits of message `i`; returns its generation cycle (and frees
+    /// the entry) when they were its last.
+    #[inline]
+    pub fn delivered(&mut self, i: u32, flits: u32) -> Option<Cycle> {
+        let e = &mut self.entries[i as usize];
+        e.left -= flits;
+        if e.left == 0 {
+            self.free.push(i);
+            Some(e.gen)
+        } else {
+            None
+        }
+    }
 }
 
 /// Every packet in flight, with a free list: no allocation per packet once the slab has grown

@@ -22,6 +22,15 @@ pub(crate) struct Collector {
     pub vl_flits: Vec<u64>,
     /// Every delivered packet, when tracing is on.
     pub trace: Option<Vec<Delivery>>,
+    /// Per class, latency of measured messages (generation → last flit delivered).
+    pub msg_lat: Vec<Histogram>,
+    /// Per class, sum and sum of squares of message latency (exact integers, so the jitter does
+    /// not depend on the order of deliveries within a cycle).
+    pub msg_moments: Vec<(u128, u128)>,
+    /// Width of the time-series bins, cycles (0: no time series).
+    pub ts_bin: u64,
+    /// Per class, flits delivered in each bin.
+    pub series: Vec<Vec<u64>>,
 }
 
 /// What only the engine knows at the end of a run.
@@ -44,8 +53,12 @@ pub(crate) struct RunEnd<'a> {
 
 impl Collector {
     /// Counters for `classes` traffic classes and `port_vls` (port, VL) pairs.
-    pub fn new(classes: usize, port_vls: usize) -> Self {
+    pub fn new(classes: usize, port_vls: usize, timeseries_bin: Option<u64>) -> Self {
         Collector {
+            msg_lat: vec![Histogram::default(); classes],
+            msg_moments: vec![(0, 0); classes],
+            ts_bin: timeseries_bin.unwrap_or(0),
+            series: vec![Vec::new(); classes],
             window_generated: vec![0; classes],
             window_accepted: vec![0; classes],
             lat: vec![Histogram::default(); classes],
@@ -53,6 +66,82 @@ impl Collector {
             vl_flits: vec![0; port_vls],
             ..Default::default()
         }
+    }
+
+    /// Records the latency of a measured message of class `c`.
+    #[inline]
+    pub fn add_message(&mut self, c: usize, latency: u64) {
+        self.msg_lat[c].add(latency);
+        let (sum, sq) = &mut self.msg_moments[c];
+        let x = latency as u128;
+        *sum += x;
+        *sq = sq.saturating_add(x * x);
+    }
+
+    /// Counts `flits` flits of class `c` delivered in cycle `t` in the time series.
+    #[inline]
+    pub fn add_to_series(&mut self, c: usize, t: u64, flits: u64) {
+        let b = (t / self.ts_bin) as usize;
+        let s = &mut self.series[c];
+        if b >= s.len() {
+            s.resize(b + 1, 0);
+        }
+        s[b] += flits;
+    }
+
+    /// Jitter of class `c`'s message latency (`None`s for a deadlocked run without messages).
+    fn jitter(&self, c: usize, deadlocked: bool) -> Jitter {
+        let h = &self.msg_lat[c];
+        if h.count() == 0 && deadlocked {
+            return Jitter {
+                std: None,
+                p99_minus_p50: None,
+            };
+        }
+        let std = if h.count() > 0 {
+            // Variance = (n·Σx² − (Σx)²) / n², exactly in integers unless that overflows.
+            let (sum, sq) = self.msg_moments[c];
+            let n = h.count() as u128;
+            let nf = n as f64;
+            let var = match (n.checked_mul(sq), sum.checked_mul(sum)) {
+                (Some(a), Some(b)) if sq != u128::MAX => a.saturating_sub(b) as f64 / (nf * nf),
+                _ => sq as f64 / nf - (sum as f64 / nf).powi(2),
+            };
+            var.max(0.0).sqrt()
+        } else {
+            0.0
+        };
+        Jitter {
+            std: Some(std),
+            p99_minus_p50: Some(h.quantile(0.99) - h.quantile(0.5)),
+        }
+    }
+
+    /// The time series of a run of `cycles` cycles, when configured.
+    fn timeseries(&self, cfg: &SimParams, cycles: u64) -> Option<TimeSeries> {
+        if self.ts_bin == 0 {
+            return None;
+        }
+        let bins = cycles.div_ceil(self.ts_bin) as usize;
+        let classes = cfg
+            .traffic
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(c, cc)| {
+                let mut flits = self.series[c].clone();
+                flits.resize(bins.max(flits.len()), 0);
+                ClassSeries {
+                    sl: c as u32,
+                    name: cc.name.clone(),
+                    flits,
+                }
+            })
+            .collect();
+        Some(TimeSeries {
+            bin: self.ts_bin,
+            classes,
+        })
     }
 
     /// The result record of the run.
@@ -115,6 +204,8 @@ impl Collector {
                 },
                 latency: latency(&self.lat[c]),
                 network_latency: latency(&self.net_lat[c]),
+                message_latency: latency(&self.msg_lat[c]),
+                jitter: self.jitter(c, deadlocked),
             })
             .collect();
         let offered = load(total_gen);
@@ -173,6 +264,7 @@ impl Collector {
             deadlock: end.deadlock,
             cdg: None,
             physical: None,
+            timeseries: self.timeseries(cfg, end.cycles),
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

@@ -138,7 +138,7 @@ pub struct LatencySummary {
     pub p99: Option<u64>,
     /// Maximum.
     pub max: Option<u64>,
-    /// Packets counted.
+    /// Packets (messages, for `message_latency`) counted.
     pub count: u64,
 }
 
@@ -195,6 +195,44 @@ pub struct ClassResult {
     pub latency: LatencySummary,
     /// Network latency (head leaves the NIC → tail delivered), cycles.
     pub network_latency: LatencySummary,
+    /// Message latency (message generated → last flit of its last packet delivered) of the
+    /// messages generated in the window, cycles; `count` counts messages. Equal to `latency`
+    /// when every message is one packet.
+    pub message_latency: LatencySummary,
+    /// Variation of the message latency.
+    pub jitter: Jitter,
+}
+
+/// Jitter of a class's message latency, cycles (`null` when a deadlocked run delivered no
+/// measured message; 0 for a run without messages that did not deadlock).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Jitter {
+    /// Standard deviation of the message latency (population: divided by the count).
+    pub std: Option<f64>,
+    /// `message_latency.p99 − message_latency.p50`.
+    pub p99_minus_p50: Option<u64>,
+}
+
+/// Flits delivered per class in consecutive bins of `run.timeseries_bin` cycles over the whole
+/// run (warm-up, window and drain): bin `i` covers cycles `[i·bin, (i+1)·bin)`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct TimeSeries {
+    /// Bin width, cycles.
+    pub bin: u64,
+    /// One series per class.
+    pub classes: Vec<ClassSeries>,
+}
+
+/// One class's delivered flits per bin.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct ClassSeries {
+    /// SL (class index).
+    pub sl: u32,
+    /// Class name.
+    pub name: String,
+    /// Flits delivered in each bin (all classes have the same number of bins: ⌈cycles.total /
+    /// bin⌉).
+    pub flits: Vec<u64>,
 }
 
 /// One bin of a class's end-to-end latency histogram (measured packets).
@@ -345,6 +383,9 @@ pub struct RunResult {
     /// a `[units]` table.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub physical: Option<PhysicalResults>,
+    /// Delivered flits per class over time, present only when `run.timeseries_bin` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeries>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }
