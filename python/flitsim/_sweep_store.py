@@ -32,6 +32,7 @@ from typing import (
 from . import FlitsimError
 from ._format import value_label
 from .results import (
+    PER_SL_ADDED,
     histogram_rows,
     histogram_schema,
     per_sl_rows,
@@ -278,7 +279,7 @@ def _expected_fields(name: str, grid: _Grid) -> List["pa.Field"]:
     if name == "summary":
         return list(summary_schema(prefix, {}))
     if name == "per_sl":
-        return list(per_sl_schema(prefix))
+        return [f for f in per_sl_schema(prefix) if f.name not in PER_SL_ADDED]
     return list(histogram_schema(prefix))
 
 

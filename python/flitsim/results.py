@@ -229,7 +229,13 @@ _PER_SL_COLUMNS: Tuple[_Column, ...] = (
     _Column("share", ("share",)),
     *_latency_columns("latency", _LATENCY_STATS),
     *_latency_columns("network_latency", ("mean", "p99")),
+    *_latency_columns("message_latency", ("mean", "p99")),
+    _Column("jitter_std", ("jitter", "std")),
 )
+
+# Columns of a sweep's per_sl table that datasets written before they existed do not have; a
+# file without them is complete (they read as null next to newer files).
+PER_SL_ADDED = ("message_latency_mean", "message_latency_p99", "jitter_std")
 
 # One row per SL in `Result.per_sl`: every statistic, with the packet counts.
 _RESULT_PER_SL_COLUMNS: Tuple[_Column, ...] = (

@@ -246,7 +246,9 @@ class SweepResult:
 
     per_sl columns: the varied keys, ``seed``, ``config_hash``, ``version``, ``sl``,
     ``name``, ``offered_load``, ``accepted_load``, ``share``,
-    ``latency_{mean,p50,p99,max}``, ``network_latency_mean``, ``network_latency_p99``.
+    ``latency_{mean,p50,p99,max}``, ``network_latency_mean``, ``network_latency_p99``,
+    ``message_latency_mean``, ``message_latency_p99``, ``jitter_std`` (the last three absent
+    from datasets written before they existed).
 
     histogram columns: the varied keys, ``seed``, ``config_hash``, ``version``, ``sl``,
     ``name``, ``latency`` (bin lower bound, cycles), ``count``.

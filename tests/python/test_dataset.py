@@ -116,6 +116,17 @@ def test_duckdb_reads_types_and_values(typed_sweep, hive):
             assert sorted(rel.fetchall()) == sorted(expected)
 
 
+def test_a_sweeps_per_sl_table_has_message_latency_and_jitter(typed_sweep):
+    out, _ = typed_sweep
+    per_sl = flitsim.load_sweep(out).per_sl
+    for name in ("message_latency_mean", "message_latency_p99", "jitter_std"):
+        assert per_sl.schema.field(name).type == pa.float64()
+        assert per_sl[name].null_count == 0
+    # A message of one packet: its latency is the packet's (the sweep's messages fit one MTU).
+    rows = per_sl.to_pylist()
+    assert all(r["message_latency_mean"] == r["latency_mean"] for r in rows)
+
+
 # -- datasets of flitsim 0.1 -------------------------------------------------------------
 
 
@@ -132,6 +143,8 @@ def test_a_version_1_dataset_still_loads():
         for seed in (1, 2)
     ]
     assert sweep.per_sl.num_rows == 8 and sweep.histogram.num_rows > 8
+    # Written before message latency existed: complete without those columns.
+    assert "message_latency_mean" not in sweep.per_sl.column_names
 
 
 def test_a_version_1_dataset_plots_and_reports(runner, tmp_path: Path):

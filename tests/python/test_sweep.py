@@ -39,6 +39,7 @@ PER_SL_COLUMNS = [
     "traffic.load", "routing.vls", "seed", "config_hash", "version", "sl", "name",
     "offered_load", "accepted_load", "share", "latency_mean", "latency_p50", "latency_p99",
     "latency_max", "network_latency_mean", "network_latency_p99",
+    "message_latency_mean", "message_latency_p99", "jitter_std",
 ]
 HISTOGRAM_COLUMNS = [
     "traffic.load", "routing.vls", "seed", "config_hash", "version", "sl", "name", "latency",
