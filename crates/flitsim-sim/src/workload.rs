@@ -138,8 +138,21 @@ pub enum ProcessTable {
         /// Smallest frame, flits (default 1).
         #[serde(default = "one_f")]
         min: f64,
-        /// Largest frame, flits.
-        max: f64,
+        /// Largest frame, flits (required without `trace`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max: Option<f64>,
+        /// A per-frame size trace (`frame_number type time size` lines, sizes in bytes),
+        /// replacing the model: frames are sent in trace order, cyclically, each source from
+        /// a random offset; `gop`, `i_to_p`, `p_to_b`, `min` and `max` do not apply and the
+        /// class rate is the trace's mean frame / `frame_period`. A relative path starts at
+        /// the experiment file's directory; the application reads it into `frames`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace: Option<String>,
+        /// The trace's frame sizes in flits, in trace order (filled in by whoever reads
+        /// `trace`; not part of the file).
+        #[serde(skip)]
+        #[schemars(skip)]
+        frames: Option<std::sync::Arc<[u32]>>,
     },
 }
 
@@ -471,13 +484,46 @@ impl ProcessConfig {
             }
             ProcessTable::Video {
                 frame_period,
+                trace: Some(path),
+                frames,
+                ..
+            } => {
+                finite_pos(&format!("{key}.frame_period"), *frame_period)?;
+                let Some(frames) = frames.as_deref().filter(|f| !f.is_empty()) else {
+                    return Err(bad(
+                        &format!("{key}.trace"),
+                        format!("{path:?}: the trace has not been read (or has no frames)"),
+                    ));
+                };
+                let mean = frames.iter().map(|&f| f as f64).sum::<f64>() / frames.len() as f64;
+                if mean / frame_period > 1.0 {
+                    return Err(bad(
+                        &format!("{key}.trace"),
+                        format!(
+                            "{path:?}: the mean frame ({mean:.3} flits) every {frame_period} \
+                             cycles exceeds the link (1 flit/cycle)"
+                        ),
+                    ));
+                }
+                let _ = (rate, size);
+                Ok(())
+            }
+            ProcessTable::Video {
+                frame_period,
                 gop,
                 i_to_p,
                 p_to_b,
                 min,
                 max,
+                ..
             } => {
                 finite_pos(&format!("{key}.frame_period"), *frame_period)?;
+                let Some(max) = max else {
+                    return Err(bad(
+                        &format!("{key}.max"),
+                        "needed (the largest frame, flits) unless a `trace` is given",
+                    ));
+                };
                 finite_pos(&format!("{key}.i_to_p"), *i_to_p)?;
                 finite_pos(&format!("{key}.p_to_b"), *p_to_b)?;
                 if gop.is_empty() || !gop.chars().all(|c| matches!(c, 'I' | 'P' | 'B')) {
@@ -489,7 +535,7 @@ impl ProcessConfig {
                 if !(min.is_finite() && *min >= 1.0) {
                     return Err(bad(&format!("{key}.min"), format!("{min}: must be ≥ 1")));
                 }
-                if !(max.is_finite() && max >= min) {
+                if !(max.is_finite() && *max >= *min) {
                     return Err(bad(
                         &format!("{key}.max"),
                         format!("{max}: must be a number ≥ min {min}"),
@@ -638,6 +684,17 @@ pub enum Arrivals {
         /// GOP position of the next frame.
         pos: usize,
     },
+    /// Video frames from a trace.
+    Trace {
+        /// Frame sizes, flits, in trace order.
+        frames: std::sync::Arc<[u32]>,
+        /// Frame period, cycles.
+        period: f64,
+        /// Continuous time of the next frame.
+        acc: f64,
+        /// Trace position of the next frame.
+        pos: usize,
+    },
 }
 
 impl Arrivals {
@@ -684,11 +741,25 @@ impl Arrivals {
                 None,
                 Some(ProcessConfig::Table(ProcessTable::Video {
                     frame_period,
+                    frames: Some(frames),
+                    ..
+                })),
+            ) => Arrivals::Trace {
+                frames: frames.clone(),
+                period: *frame_period,
+                acc: 0.0,
+                pos: 0,
+            },
+            (
+                None,
+                Some(ProcessConfig::Table(ProcessTable::Video {
+                    frame_period,
                     gop,
                     i_to_p,
                     p_to_b,
                     min,
                     max,
+                    ..
                 })),
             ) => Arrivals::Video {
                 model: Box::new(VideoModel::new(
@@ -698,7 +769,7 @@ impl Arrivals {
                     *i_to_p,
                     *p_to_b,
                     *min,
-                    *max,
+                    max.unwrap_or(*min),
                 )),
                 period: *frame_period,
                 acc: 0.0,
@@ -741,6 +812,16 @@ impl Arrivals {
             } => {
                 *acc = rng.gen::<f64>() * *period;
                 *pos = rng.gen_range(0..model.gop.len());
+                acc.floor() as u64
+            }
+            Arrivals::Trace {
+                frames,
+                period,
+                acc,
+                pos,
+            } => {
+                *acc = rng.gen::<f64>() * *period;
+                *pos = rng.gen_range(0..frames.len());
                 acc.floor() as u64
             }
         }
@@ -817,6 +898,18 @@ impl Arrivals {
                 let dst = draw(rng);
                 let s = model.frame(model.gop[*pos], rng);
                 *pos = (*pos + 1) % model.gop.len();
+                *acc += *period;
+                (dst, s, (acc.floor() as u64).max(t + 1))
+            }
+            Arrivals::Trace {
+                frames,
+                period,
+                acc,
+                pos,
+            } => {
+                let dst = draw(rng);
+                let s = frames[*pos];
+                *pos = (*pos + 1) % frames.len();
                 *acc += *period;
                 (dst, s, (acc.floor() as u64).max(t + 1))
             }

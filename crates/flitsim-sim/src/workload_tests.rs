@@ -351,7 +351,9 @@ fn video_rate_is_the_configured_one_and_frames_stay_in_bounds() {
         i_to_p: 2.0,
         p_to_b: 1.5,
         min: 16.0,
-        max: 1875.0,
+        max: Some(1875.0),
+        trace: None,
+        frames: None,
     });
     let size = SizeSampler::Fixed(1);
     p.validate("p", rate, &size).unwrap();
@@ -383,9 +385,71 @@ fn video_rate_is_the_configured_one_and_frames_stay_in_bounds() {
         i_to_p: 3.0,
         p_to_b: 2.0,
         min: 1.0,
-        max: 10.0,
+        max: Some(10.0),
+        trace: None,
+        frames: None,
     });
     assert_eq!(bad_gop.validate("p", 0.1, &size).unwrap_err().key, "p.gop");
+}
+
+#[test]
+fn video_traces_send_their_frames_in_order_from_a_random_offset() {
+    let frames: std::sync::Arc<[u32]> = vec![5, 1, 2, 3].into();
+    let p = ProcessConfig::Table(ProcessTable::Video {
+        frame_period: 10.0,
+        gop: default_gop(),
+        i_to_p: 3.0,
+        p_to_b: 2.0,
+        min: 1.0,
+        max: None,
+        trace: Some("t.txt".into()),
+        frames: Some(frames.clone()),
+    });
+    let size = SizeSampler::Fixed(1);
+    p.validate("p", 0.0, &size).unwrap();
+    let mut offsets = std::collections::HashSet::new();
+    for seed in 0..16 {
+        let mut a = Arrivals::new(Some(&p), SimpleProcess::Bernoulli, 0.0, 1.0);
+        let mut r = rng(seed);
+        let mut t = a.first(&mut r);
+        assert!(t < 10);
+        let mut got = Vec::new();
+        for _ in 0..8 {
+            let (_, s, next) = a.fire(t, &mut r, &size, |_| 0);
+            assert_eq!(next - t, 10);
+            got.push(s);
+            t = next;
+        }
+        let start = frames.iter().position(|&f| f == got[0]).unwrap();
+        offsets.insert(start);
+        for (k, s) in got.iter().enumerate() {
+            assert_eq!(*s, frames[(start + k) % 4]);
+        }
+    }
+    assert!(offsets.len() > 1, "every source started at the same frame");
+    // A trace that was not read, or that overloads the link, is refused.
+    let unread = ProcessConfig::Table(ProcessTable::Video {
+        frame_period: 10.0,
+        gop: default_gop(),
+        i_to_p: 3.0,
+        p_to_b: 2.0,
+        min: 1.0,
+        max: None,
+        trace: Some("t.txt".into()),
+        frames: None,
+    });
+    assert_eq!(unread.validate("p", 0.0, &size).unwrap_err().key, "p.trace");
+    let heavy = ProcessConfig::Table(ProcessTable::Video {
+        frame_period: 2.0,
+        gop: default_gop(),
+        i_to_p: 3.0,
+        p_to_b: 2.0,
+        min: 1.0,
+        max: None,
+        trace: Some("t.txt".into()),
+        frames: Some(frames),
+    });
+    assert_eq!(heavy.validate("p", 0.0, &size).unwrap_err().key, "p.trace");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! | `parse.rs` | TOML text and `--set key=value` overrides → [`ExperimentConfig`], with positioned errors |
 //! | `topology.rs` | `[topology]` ([`TopologyConfig`]) |
 //! | `routing.rs` | `[routing]` ([`RoutingConfig`]) |
+//! | `trace.rs` | per-frame video size traces (`process.trace`), read into flits |
 //! | `units.rs` | `[units]` ([`UnitsConfig`]) and quantities with units (`"2KiB"`, `"100ns"`, `"8Gb/s"`), converted before typing |
 //!
 //! The engine's sections (`[switch]`, `[nic]`, `[traffic]`, `[qos]`, `[run]`) are the types of
@@ -15,6 +16,7 @@ mod parse;
 mod routing;
 mod source;
 mod topology;
+pub mod trace;
 pub mod units;
 
 pub use routing::RoutingConfig;

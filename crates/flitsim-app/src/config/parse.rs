@@ -193,10 +193,43 @@ impl ExperimentConfig {
         if let Some(s) = seed {
             cfg.seed = s;
         }
+        read_traces(&mut cfg, origin).map_err(|(key, m)| source.error(&key, &m))?;
         cfg.source = Some(std::sync::Arc::new(source));
         cfg.validate().map_err(|e| cfg.error(&e.key, &e.message))?;
         Ok(cfg)
     }
+}
+
+/// Reads every class's `process.trace` (a relative path starts at the directory of `origin`
+/// when that exists, as `topology.path` does) into its frames, in flits of `units.flit_bytes`.
+fn read_traces(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (String, String)> {
+    use flitsim_sim::workload::{ProcessConfig, ProcessTable};
+    let flit_bytes = cfg.units.as_ref().map(|u| u.flit_bytes);
+    let base = std::path::Path::new(origin).parent().filter(|p| p.exists());
+    for (i, c) in cfg.traffic.classes.iter_mut().enumerate() {
+        let Some(ProcessConfig::Table(ProcessTable::Video {
+            trace: Some(path),
+            frames,
+            ..
+        })) = &mut c.process
+        else {
+            continue;
+        };
+        let key = format!("traffic.class[{i}].process.trace");
+        let Some(fb) = flit_bytes else {
+            return Err((
+                key,
+                "needs [units] with flit_bytes (trace frame sizes are in bytes)".into(),
+            ));
+        };
+        let full = base.map_or_else(|| std::path::PathBuf::from(&*path), |b| b.join(&*path));
+        let text = std::fs::read_to_string(&full)
+            .map_err(|e| (key.clone(), format!("{}: {e}", full.display())))?;
+        let f = super::trace::read_video_trace(&text, &full.display().to_string(), fb)
+            .map_err(|m| (key.clone(), m))?;
+        *frames = Some(f.into());
+    }
+    Ok(())
 }
 
 /// The `traffic.class[i].size` of the first class that also gives `message_flits`.

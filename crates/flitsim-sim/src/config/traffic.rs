@@ -161,13 +161,48 @@ impl ClassConfig {
 
     /// The largest message, flits (`None`: an unbounded distribution).
     pub fn max_message_flits(&self) -> Option<u32> {
-        if let Some(ProcessConfig::Table(ProcessTable::Video { max, .. })) = &self.process {
+        if let Some(f) = self.trace_frames() {
+            return Some(f.iter().copied().max().unwrap_or(1).max(1));
+        }
+        if let Some(ProcessConfig::Table(ProcessTable::Video { max, min, .. })) = &self.process {
+            let max = max.unwrap_or(*min);
             return Some(max.ceil().clamp(1.0, u32::MAX as f64) as u32);
         }
         match &self.size {
             None => Some(self.message_flits),
             Some(s) => s.max_flits(),
         }
+    }
+
+    /// The `trace` path of a video process, if one is given.
+    pub fn trace_path(&self) -> Option<&str> {
+        match &self.process {
+            Some(ProcessConfig::Table(ProcessTable::Video { trace, .. })) => trace.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The frame sizes (flits) read from a video process's `trace`, once read.
+    pub fn trace_frames(&self) -> Option<&[u32]> {
+        match &self.process {
+            Some(ProcessConfig::Table(ProcessTable::Video {
+                trace: Some(_),
+                frames,
+                ..
+            })) => frames.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The rate implied by a video trace: mean frame (flits) / frame period (cycles).
+    pub fn trace_rate(&self) -> Option<f64> {
+        let f = self.trace_frames().filter(|f| !f.is_empty())?;
+        let Some(ProcessConfig::Table(ProcessTable::Video { frame_period, .. })) = &self.process
+        else {
+            return None;
+        };
+        let mean = f.iter().map(|&x| x as f64).sum::<f64>() / f.len() as f64;
+        Some(mean / frame_period)
     }
 
     /// True when the class uses the workload models (`size` or `process` given), false for
@@ -188,6 +223,9 @@ impl TrafficConfig {
     /// Offered rate of class `i` in flits/cycle/endpoint: its share of `load`, or its `rate`
     /// when `load` is absent.
     pub fn class_rate(&self, i: usize) -> f64 {
+        if let Some(r) = self.classes[i].trace_rate() {
+            return r;
+        }
         match self.load {
             Some(l) => {
                 let total: f64 = self.classes.iter().map(|c| c.share).sum();
@@ -243,6 +281,39 @@ impl TrafficConfig {
         }
         for (i, c) in self.classes.iter().enumerate() {
             let key = format!("traffic.class[{i}]");
+            if c.trace_path().is_some() {
+                if self.load.is_some() {
+                    return Err(ParamError::new(
+                        "traffic.load",
+                        format!(
+                            "class {:?} takes its rate from process.trace; give the classes \
+                             `rate` instead of traffic.load",
+                            c.name
+                        ),
+                    ));
+                }
+                if c.rate.is_some() {
+                    return Err(ParamError::new(
+                        format!("{key}.rate"),
+                        "must not be given with process.trace (the trace sets the rate)",
+                    ));
+                }
+                if c.size.is_some() {
+                    return Err(ParamError::new(
+                        format!("{key}.size"),
+                        "does not apply to a video trace (its frames are the messages)",
+                    ));
+                }
+                if c.mtu_flits == Some(0) || c.mtu_flits.unwrap_or(1) > u16::MAX as u32 {
+                    return Err(ParamError::new(
+                        format!("{key}.mtu_flits"),
+                        "must be in 1..=65535",
+                    ));
+                }
+                let p = c.process.as_ref().expect("a trace is a process");
+                p.validate(&format!("{key}.process"), 0.0, &c.size_config().sampler())?;
+                continue;
+            }
             if self.load.is_none() && c.rate.is_none() {
                 return Err(ParamError::new(
                     key,
