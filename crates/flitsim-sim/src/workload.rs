@@ -346,22 +346,7 @@ fn open01<R: Rng>(rng: &mut R) -> f64 {
 impl SizeSampler {
     /// The mean size, flits (exact for the integer sizes drawn).
     pub fn mean(&self) -> f64 {
-        match self {
-            SizeSampler::Fixed(f) => *f as f64,
-            SizeSampler::Uniform(a, b) => (*a as f64 + *b as f64) / 2.0,
-            SizeSampler::Pareto(..) | SizeSampler::Exponential(..) => self.moment(1),
-            SizeSampler::Empirical(s, cum) => {
-                let mut prev = 0.0;
-                s.iter()
-                    .zip(cum)
-                    .map(|(&s, &c)| {
-                        let p = c - prev;
-                        prev = c;
-                        p * s as f64
-                    })
-                    .sum()
-            }
-        }
+        self.moment(1)
     }
 
     /// The `k`-th raw moment (k = 1, 2) of the continuous distribution (before rounding) of a
@@ -394,8 +379,14 @@ impl SizeSampler {
             }
             SizeSampler::Fixed(f) => (*f as f64).powi(k),
             SizeSampler::Uniform(a, b) => {
-                let n = (b - a + 1) as f64;
-                (*a..=*b).map(|x| (x as f64).powi(k)).sum::<f64>() / n
+                // Closed forms over the integers a..=b (no loop over a wide range).
+                let (a, b) = (*a as f64, *b as f64);
+                let sum_sq = |x: f64| x * (x + 1.0) * (2.0 * x + 1.0) / 6.0;
+                if k == 1 {
+                    (a + b) / 2.0
+                } else {
+                    (sum_sq(b) - sum_sq(a - 1.0)) / (b - a + 1.0)
+                }
             }
             SizeSampler::Empirical(s, cum) => {
                 let mut prev = 0.0;
