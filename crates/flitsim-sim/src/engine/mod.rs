@@ -72,7 +72,7 @@ use allocator::SeparableAllocator;
 use buffer::{BufferOrg, VlAccount};
 use link::{Event, TimeWheel, F_HEAD, F_TAIL};
 use nic::{Nic, Scripted, Source};
-use packet::{MessageSlab, PacketSlab, MSG_NONE};
+use packet::{MessageSlab, PacketSlab, MSG_NONE, NO_FLOW};
 use queue::{BufPkt, VlQueue};
 use route::{Organisation, RouteSource};
 use switch::SwitchState;
@@ -444,12 +444,18 @@ impl Network {
         if c.ts_bin != 0 {
             c.add_to_series(p.class.idx(), t, ev.n as u64);
         }
+        if p.flow != NO_FLOW {
+            c.flow_delivered(p.flow, t, ev.n as u64, in_window);
+        }
         if ev.flags & F_TAIL == 0 {
             return;
         }
         if p.msg != MSG_NONE {
             if let Some(gen) = self.messages.delivered(p.msg, p.len as u32) {
                 c.add_message(p.class.idx(), t - gen);
+                if p.flow != NO_FLOW {
+                    c.flows[p.flow as usize].latency.add(t - gen);
+                }
             }
         }
         if p.measured {

@@ -11,7 +11,7 @@
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
 use super::link::Event;
-use super::packet::{Packet, MSG_NONE};
+use super::packet::{Packet, MSG_NONE, NO_FLOW};
 use super::Network;
 use crate::config::{InjectionKind, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
@@ -36,6 +36,8 @@ pub(crate) struct Msg {
     pub measured: bool,
     /// Entry in the message slab (`MSG_NONE` when not measured).
     pub msg: u32,
+    /// The flow it belongs to (`NO_FLOW`: a class source's).
+    pub flow: u32,
 }
 
 /// One endpoint's NIC.
@@ -86,9 +88,22 @@ pub(crate) struct Source {
     pub period: f64,
     pub acc: f64,
     pub rng: ComponentRng,
-    /// Arrivals and sizes of a class with `size` or `process` (None: the fixed-size
-    /// Bernoulli/CBR source above).
+    /// Arrivals and sizes of a class with `size` or `process`, and of every flow (None: the
+    /// fixed-size Bernoulli/CBR source above).
     pub workload: Option<Box<(Arrivals, SizeSampler)>>,
+    /// A flow's id, destination, first cycle and stop cycle (`None`: a class source drawing
+    /// destinations from the pattern).
+    pub flow: Option<FlowSource>,
+}
+
+/// What a flow's source adds to a class source.
+pub(crate) struct FlowSource {
+    pub id: u32,
+    pub dst: u32,
+    /// Arrival times are drawn relative to `start`.
+    pub start: Cycle,
+    /// No message at or after this cycle.
+    pub stop: Cycle,
 }
 
 impl Source {
@@ -116,13 +131,23 @@ impl Network {
             let src = &mut self.sources[id as usize];
             let e = src.endpoint;
             let c = src.class as usize;
+            if let Some(f) = &src.flow {
+                let (fid, dst, start, stop) = (f.id, f.dst, f.start, f.stop);
+                let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
+                let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
+                if next.saturating_add(start) < stop {
+                    self.gen_heap.push(Reverse((next + start, id)));
+                }
+                self.enqueue_message(t, e, dst, c, size, window, fid);
+                continue;
+            }
             if let Some(w) = src.workload.as_mut() {
                 let pattern = &self.pattern;
                 let (arrivals, sizes) = &mut **w;
                 let (dst, size, next) =
                     arrivals.fire(t, &mut src.rng, sizes, |r| pattern.draw(e, r));
                 self.gen_heap.push(Reverse((next, id)));
-                self.enqueue_message(t, e, dst, c, size, window);
+                self.enqueue_message(t, e, dst, c, size, window, NO_FLOW);
                 continue;
             }
             let dst = self.pattern.draw(e, &mut src.rng);
@@ -134,17 +159,18 @@ impl Network {
             };
             self.gen_heap.push(Reverse((next, id)));
             let size = self.cfg.traffic.classes[c].message_flits;
-            self.enqueue_message(t, e, dst, c, size, window);
+            self.enqueue_message(t, e, dst, c, size, window, NO_FLOW);
         }
         while let Some(&Reverse((at, _, e, dst, c, size))) = self.scripted.peek() {
             if at > t {
                 break;
             }
             self.scripted.pop();
-            self.enqueue_message(t, e, dst, c as usize, size, window);
+            self.enqueue_message(t, e, dst, c as usize, size, window, NO_FLOW);
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn enqueue_message(
         &mut self,
         t: Cycle,
@@ -153,9 +179,13 @@ impl Network {
         c: usize,
         size: u32,
         window: (Cycle, Cycle),
+        flow: u32,
     ) {
         let measured = t >= window.0 && t < window.1;
         self.counters.flits_generated += size as u64;
+        if flow != NO_FLOW {
+            self.counters.flow_generated(flow, size, measured);
+        }
         let mut msg = MSG_NONE;
         if measured {
             self.counters.window_generated[c] += size as u64;
@@ -170,6 +200,7 @@ impl Network {
             left: size,
             measured,
             msg,
+            flow,
         });
         nic.app_msgs += 1;
     }
@@ -247,6 +278,7 @@ impl Network {
                     hops: 0,
                     measured: m.measured,
                     msg: m.msg,
+                    flow: m.flow,
                 });
                 self.nics[e].queues[vl.idx()].push_back(id);
                 moved = true;

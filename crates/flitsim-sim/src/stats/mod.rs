@@ -4,8 +4,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod collector;
+mod flows;
 mod physical;
 
+pub(crate) use flows::FlowCounters;
+pub use flows::{FlowPhysical, FlowResult, FlowSeries};
 pub use physical::{LatencyNs, PhysicalResults};
 
 const EXACT: u64 = 1024;
@@ -221,6 +224,9 @@ pub struct TimeSeries {
     pub bin: u64,
     /// One series per class.
     pub classes: Vec<ClassSeries>,
+    /// One series per flow (absent without flows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSeries>,
 }
 
 /// One class's delivered flits per bin.
@@ -386,6 +392,10 @@ pub struct RunResult {
     /// Delivered flits per class over time, present only when `run.timeseries_bin` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+    /// One row per flow, present only when the experiment has `[[traffic.flow]]` or
+    /// `[[traffic.flow_set]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowResult>>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

@@ -2,7 +2,7 @@
 //! `accepted_gbps`, `accepted_mbps`), present in a [`RunResult`] when the experiment has a
 //! `[units]` table. The engine counts cycles and flits only; the application layer, which
 //! knows the units, adds these with [`RunResult::add_physical`].
-use super::{LatencySummary, RunResult};
+use super::{FlowPhysical, LatencySummary, RunResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,5 +69,16 @@ impl RunResult {
     /// Adds the physical twins of the cycle figures (see [`PhysicalResults`]).
     pub fn add_physical(&mut self, flit_bytes: u32, cycle_ns: f64) {
         self.physical = Some(PhysicalResults::new(self, flit_bytes, cycle_ns));
+        let bytes_per_ns = |rate: Option<f64>| rate.map(|r| r * flit_bytes as f64 / cycle_ns);
+        for f in self.flows.iter_mut().flatten() {
+            f.physical = Some(FlowPhysical {
+                offered_mbps: bytes_per_ns(f.offered_rate).map(|b| b * 1000.0),
+                accepted_mbps: bytes_per_ns(f.accepted_rate).map(|b| b * 1000.0),
+                accepted_gbps: bytes_per_ns(f.accepted_rate).map(|b| b * 8.0),
+                generated_bytes: f.generated_flits * flit_bytes as u64,
+                delivered_bytes: f.delivered_flits * flit_bytes as u64,
+                message_latency_ns: LatencyNs::from_cycles(&f.message_latency, cycle_ns),
+            });
+        }
     }
 }
