@@ -86,6 +86,8 @@ fn results_without_units_have_no_physical_keys_and_with_units_have_them() {
         assert!(v["network_latency_ns"][stat].is_f64(), "{stat}");
     }
     assert!(v["accepted_gbps"].is_f64() && v["accepted_mbps"].is_f64());
+    assert_eq!(v["units"]["flit_bytes"], 64);
+    assert_eq!(v["units"]["cycle_ns"], 64.0);
     // The result record round-trips through its JSON.
     let back: flitsim_sim::RunResult = serde_json::from_str(&json).unwrap();
     assert!(back.physical.is_some());

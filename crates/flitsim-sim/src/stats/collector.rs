@@ -117,8 +117,8 @@ impl Collector {
         if in_window {
             f.window_accepted += flits;
         }
-        if bin != 0 {
-            let b = (t / bin) as usize;
+        if let Some(b) = t.checked_div(bin) {
+            let b = b as usize;
             if b >= f.series.len() {
                 f.series.resize(b + 1, 0);
             }

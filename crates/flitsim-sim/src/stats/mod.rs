@@ -9,7 +9,7 @@ mod physical;
 
 pub(crate) use flows::FlowCounters;
 pub use flows::{FlowPhysical, FlowResult, FlowSeries};
-pub use physical::{LatencyNs, PhysicalResults};
+pub use physical::{LatencyNs, PhysicalResults, ResultUnits};
 
 const EXACT: u64 = 1024;
 const SUB: u64 = 64; // sub-buckets per octave above EXACT (≤ 1.6 % relative error)

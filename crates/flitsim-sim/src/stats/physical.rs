@@ -48,6 +48,18 @@ pub struct PhysicalResults {
     /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint (only with `[units]`; `null` where
     /// it is).
     pub accepted_mbps: Option<f64>,
+    /// The units the twins were computed with (only with `[units]`), so that readers of the
+    /// result can convert other flit and cycle counts (e.g. the time series) themselves.
+    pub units: ResultUnits,
+}
+
+/// What a flit and a cycle were in a run with `[units]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct ResultUnits {
+    /// Bytes per flit.
+    pub flit_bytes: u32,
+    /// Nanoseconds per cycle.
+    pub cycle_ns: f64,
 }
 
 impl PhysicalResults {
@@ -61,6 +73,10 @@ impl PhysicalResults {
             offered_gbps: bytes_per_ns(r.offered_load).map(|b| b * 8.0),
             accepted_gbps: bytes_per_ns(r.accepted_load).map(|b| b * 8.0),
             accepted_mbps: bytes_per_ns(r.accepted_load).map(|b| b * 1000.0),
+            units: ResultUnits {
+                flit_bytes,
+                cycle_ns,
+            },
         }
     }
 }
