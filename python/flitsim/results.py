@@ -124,7 +124,9 @@ class Result(Mapping):
         ``latency_{mean,p50,p99,max,count}``, ``network_latency_{mean,p50,p99,max,count}``,
         ``message_latency_{mean,p50,p99,max,count}`` (a message: what a source generates, one
         or more packets; ``count`` counts messages), ``jitter_std`` and
-        ``jitter_p99_minus_p50`` (of the message latency).
+        ``jitter_p99_minus_p50`` (of the message latency). With ``[units]`` also
+        ``latency_ns_*``, ``network_latency_ns_*``, ``message_latency_ns_*`` (mean, p50, p99,
+        max), ``jitter_std_ns``, ``offered_gbps``, ``accepted_gbps`` and ``accepted_mbps``.
         """
         return self._table("per_sl", _build_per_sl)
 
@@ -263,6 +265,17 @@ _RESULT_PER_SL_COLUMNS: Tuple[_Column, ...] = (
     _Column("jitter_p99_minus_p50", ("jitter", "p99_minus_p50"), "float"),
 )
 
+# A class's physical twins (`ClassPhysical`, only with `[units]`), in `Result.per_sl`.
+_PER_SL_PHYSICAL_COLUMNS: Tuple[_Column, ...] = (
+    *_latency_columns("latency_ns", _LATENCY_STATS),
+    *_latency_columns("network_latency_ns", _LATENCY_STATS),
+    *_latency_columns("message_latency_ns", _LATENCY_STATS),
+    _Column("jitter_std_ns", ("jitter_std_ns",)),
+    _Column("offered_gbps", ("offered_gbps",)),
+    _Column("accepted_gbps", ("accepted_gbps",)),
+    _Column("accepted_mbps", ("accepted_mbps",)),
+)
+
 # One row per switch port (`PortResult`).
 _PORT_COLUMNS: Tuple[_Column, ...] = (
     _Column("switch", ("switch",)),
@@ -328,7 +341,7 @@ _FLOW_PHYSICAL_COLUMNS: Tuple[_Column, ...] = (
 # The summary's lists and the columns of one of their elements: (field, columns).
 # Each of these tables reads every field of its element type.
 _LIST_TABLES: Tuple[Tuple[str, Tuple[_Column, ...]], ...] = (
-    ("per_sl", _RESULT_PER_SL_COLUMNS),
+    ("per_sl", _RESULT_PER_SL_COLUMNS + _PER_SL_PHYSICAL_COLUMNS),
     ("ports", _PORT_COLUMNS),
     ("latency_histogram", _HISTOGRAM_COLUMNS),
     ("flows", _FLOW_COLUMNS + _FLOW_PHYSICAL_COLUMNS),
@@ -362,10 +375,8 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
 
 def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
     classes = measured(summary).get("per_sl") or ()
-    return _from_rows(
-        [_cells(c, _RESULT_PER_SL_COLUMNS) for c in classes],
-        _schema([], "ClassResult", _RESULT_PER_SL_COLUMNS),
-    )
+    columns = _RESULT_PER_SL_COLUMNS + (_PER_SL_PHYSICAL_COLUMNS if _physical(summary) else ())
+    return _from_rows([_cells(c, columns) for c in classes], _schema([], "ClassResult", columns))
 
 
 def _build_timeseries(summary: Mapping[str, Any]) -> "pa.Table":

@@ -92,6 +92,10 @@ def test_units_add_physical_flow_columns_and_bytes():
     assert ts.column_names[-2:] == ["bytes", "bin_start_ns"]
     assert ts["bytes"].to_pylist() == [64 * f for f in ts["flits"].to_pylist()]
     assert r["units"] == {"flit_bytes": 64, "cycle_ns": 64.0}
+    sl = r.per_sl.to_pylist()[0]
+    assert sl["message_latency_ns_mean"] == pytest.approx(64.0 * sl["message_latency_mean"])
+    assert sl["jitter_std_ns"] == pytest.approx(64.0 * sl["jitter_std"])
+    assert sl["accepted_mbps"] == pytest.approx(sl["accepted_load"] * 1000.0)
 
 
 def test_runs_without_flows_have_an_empty_flows_table():

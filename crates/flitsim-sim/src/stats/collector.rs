@@ -291,6 +291,7 @@ impl Collector {
                 network_latency: latency(&self.net_lat[c]),
                 message_latency: latency(&self.msg_lat[c]),
                 jitter: self.jitter(c, deadlocked),
+                physical: None,
             })
             .collect();
         let offered = load(total_gen);

@@ -9,7 +9,7 @@ mod physical;
 
 pub(crate) use flows::FlowCounters;
 pub use flows::{FlowPhysical, FlowResult, FlowSeries};
-pub use physical::{LatencyNs, PhysicalResults, ResultUnits};
+pub use physical::{ClassPhysical, LatencyNs, PhysicalResults, ResultUnits};
 
 const EXACT: u64 = 1024;
 const SUB: u64 = 64; // sub-buckets per octave above EXACT (≤ 1.6 % relative error)
@@ -204,6 +204,9 @@ pub struct ClassResult {
     pub message_latency: LatencySummary,
     /// Variation of the message latency.
     pub jitter: Jitter,
+    /// Physical twins, with `[units]`.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub physical: Option<ClassPhysical>,
 }
 
 /// Jitter of a class's message latency, cycles (`null` when a deadlocked run delivered no

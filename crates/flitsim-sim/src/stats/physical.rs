@@ -53,6 +53,26 @@ pub struct PhysicalResults {
     pub units: ResultUnits,
 }
 
+/// A class's figures in physical units (only with `[units]`): its latencies in ns and its
+/// loads (per endpoint) in Gb/s and MB/s, as the run's twins.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct ClassPhysical {
+    /// `latency` in nanoseconds.
+    pub latency_ns: LatencyNs,
+    /// `network_latency` in nanoseconds.
+    pub network_latency_ns: LatencyNs,
+    /// `message_latency` in nanoseconds.
+    pub message_latency_ns: LatencyNs,
+    /// `jitter.std` in nanoseconds.
+    pub jitter_std_ns: Option<f64>,
+    /// `offered_load` in Gb/s per endpoint.
+    pub offered_gbps: Option<f64>,
+    /// `accepted_load` in Gb/s per endpoint.
+    pub accepted_gbps: Option<f64>,
+    /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint.
+    pub accepted_mbps: Option<f64>,
+}
+
 /// What a flit and a cycle were in a run with `[units]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct ResultUnits {
@@ -86,6 +106,17 @@ impl RunResult {
     pub fn add_physical(&mut self, flit_bytes: u32, cycle_ns: f64) {
         self.physical = Some(PhysicalResults::new(self, flit_bytes, cycle_ns));
         let bytes_per_ns = |rate: Option<f64>| rate.map(|r| r * flit_bytes as f64 / cycle_ns);
+        for c in &mut self.per_sl {
+            c.physical = Some(ClassPhysical {
+                latency_ns: LatencyNs::from_cycles(&c.latency, cycle_ns),
+                network_latency_ns: LatencyNs::from_cycles(&c.network_latency, cycle_ns),
+                message_latency_ns: LatencyNs::from_cycles(&c.message_latency, cycle_ns),
+                jitter_std_ns: c.jitter.std.map(|s| s * cycle_ns),
+                offered_gbps: bytes_per_ns(c.offered_load).map(|b| b * 8.0),
+                accepted_gbps: bytes_per_ns(c.accepted_load).map(|b| b * 8.0),
+                accepted_mbps: bytes_per_ns(c.accepted_load).map(|b| b * 1000.0),
+            });
+        }
         for f in self.flows.iter_mut().flatten() {
             f.physical = Some(FlowPhysical {
                 offered_mbps: bytes_per_ns(f.offered_rate).map(|b| b * 1000.0),
