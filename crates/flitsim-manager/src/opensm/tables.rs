@@ -135,6 +135,7 @@ pub fn read_tables(
         _ => Vec::new(),
     };
     let fabric = FabricConfig {
+        alt_paths: Vec::new(),
         engine: "file".into(),
         num_vls: max_vl + 1,
         classes,

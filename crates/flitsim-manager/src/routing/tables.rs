@@ -78,6 +78,7 @@ pub(super) fn assemble(
     let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, out, sl| hop_vl(out, sl));
     let nic_sl2vl = (0..wire_sls).map(|sl| nic_vl(sl as u8)).collect();
     FabricConfig {
+        alt_paths: Vec::new(),
         engine: engine.into(),
         num_vls: req.vls,
         classes: req.classes,

@@ -44,10 +44,17 @@ pub struct FlowConfig {
     /// The flow generates no message at or after this cycle (default: never stops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<u64>,
-    /// Index of the path among the destination's paths (default 0). The fabric offers one
-    /// path per destination today (LMC 0, forwarding tables), so only 0 is valid.
+    /// Index of the path among the destination's paths (default 0): with LMC > 0 the
+    /// destination LID offset, which selects that LID's forwarding-table entries (or, with
+    /// `switch.source_routing`, the route they give). Must be below the fabric's paths per
+    /// destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<u32>,
+    /// An explicit source route (with `switch.source_routing`): the output port at each switch
+    /// from the source's switch to the destination's, whose last port leads to `dst`.
+    /// Replaces `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<u16>>,
 }
 
 /// How a flow set chooses its (source, destination) pairs.
@@ -114,6 +121,8 @@ pub struct FlowSpec {
     pub stop: u64,
     /// Path index.
     pub path: u32,
+    /// Explicit source route (output ports), if given.
+    pub route: Option<Vec<u16>>,
 }
 
 /// The traffic keys a flow and a flow set share.
@@ -305,14 +314,20 @@ impl TrafficConfig {
         for (i, f) in self.flows.iter().enumerate() {
             let key = format!("traffic.flow[{i}]");
             self.validate_flow_traffic(&f.traffic(), &key)?;
-            if let Some(p) = f.path.filter(|&p| p != 0) {
+            if f.path.is_some() && f.route.is_some() {
                 return Err(ParamError::new(
-                    format!("{key}.path"),
-                    format!(
-                        "{p}: the fabric offers one path per destination (forwarding tables \
-                         with LMC 0), so the only path is 0"
-                    ),
+                    format!("{key}.route"),
+                    "give either `path` or `route`, not both",
                 ));
+            }
+            if f.route.as_ref().is_some_and(Vec::is_empty) {
+                return Err(ParamError::new(
+                    format!("{key}.route"),
+                    "must name at least one output port (the source switch's)",
+                ));
+            }
+            if f.path.is_some_and(|p| p > u8::MAX as u32) {
+                return Err(ParamError::new(format!("{key}.path"), "must be below 256"));
             }
         }
         for (i, s) in self.flow_sets.iter().enumerate() {
@@ -395,7 +410,7 @@ impl TrafficConfig {
     /// `seed`. Call after [`TrafficConfig::validate`] and the endpoint checks.
     pub fn expand_flows(&self, n: usize, seed: u64) -> Vec<FlowSpec> {
         let mut out = Vec::new();
-        let spec = |t: &FlowTraffic<'_>, src: u32, dst: u32, path: u32| {
+        let spec = |t: &FlowTraffic<'_>, src: u32, dst: u32, path: u32, route: Option<Vec<u16>>| {
             let c = self.flow_class(t.class, "").unwrap_or(0);
             let class = &self.classes[c as usize];
             let process = t.process.clone().or_else(|| class.process.clone());
@@ -409,10 +424,17 @@ impl TrafficConfig {
                 start: t.start,
                 stop: t.stop.unwrap_or(u64::MAX),
                 path,
+                route,
             }
         };
         for f in &self.flows {
-            out.push(spec(&f.traffic(), f.src, f.dst, f.path.unwrap_or(0)));
+            out.push(spec(
+                &f.traffic(),
+                f.src,
+                f.dst,
+                f.path.unwrap_or(0),
+                f.route.clone(),
+            ));
         }
         let n32 = n as u32;
         for (i, s) in self.flow_sets.iter().enumerate() {
@@ -422,7 +444,7 @@ impl TrafficConfig {
                 FlowSetKind::AllPairs => {
                     for a in 0..n32 {
                         for b in (0..n32).filter(|&b| b != a) {
-                            out.push(spec(&t, a, b, 0));
+                            out.push(spec(&t, a, b, 0, None));
                         }
                     }
                 }
@@ -435,7 +457,7 @@ impl TrafficConfig {
                         }
                     }
                     for (a, &b) in p.iter().enumerate() {
-                        out.push(spec(&t, a as u32, b, 0));
+                        out.push(spec(&t, a as u32, b, 0, None));
                     }
                 }
                 FlowSetKind::Random => {
@@ -448,7 +470,7 @@ impl TrafficConfig {
                             .collect();
                         picks.sort_unstable();
                         for b in picks {
-                            out.push(spec(&t, a, b, 0));
+                            out.push(spec(&t, a, b, 0, None));
                         }
                     }
                 }

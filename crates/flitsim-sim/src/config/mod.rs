@@ -96,6 +96,14 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if !self.switch.source_routing {
+            if let Some(i) = self.traffic.flows.iter().position(|f| f.route.is_some()) {
+                return Err(ParamError::new(
+                    format!("traffic.flow[{i}].route"),
+                    "an explicit route needs switch.source_routing = true",
+                ));
+            }
+        }
         self.switch.validate(vls)?;
         crate::engine::build::check_buffers(self, vls as usize)?;
         if self.nic.buffer_flits < max_mtu(self) {

@@ -3,10 +3,10 @@
 //! proportional to the traffic.
 use super::buffer::{BufferOrg, VlAccount, UNLIMITED};
 use super::link::TimeWheel;
-use super::nic::{FlowSource, Nic, Source};
+use super::nic::{FlowSource, MsgTag, Nic, Source, NO_ROUTE_ID};
 use super::opa::{NodeKind, OpaLayout, PortRole};
 use super::queue::{Discipline, VlQueue};
-use super::route::{Organisation, RouteSource};
+use super::route::{Organisation, RouteSource, SourceRoutes};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
@@ -342,14 +342,42 @@ impl Network {
             .validate_endpoints(n)
             .map_err(|e| err(e.to_string()))?;
         let flows = cfg.traffic.expand_flows(n, cfg.seed);
-        let (sources, gen_heap) = sources(cfg, n, &flows);
+        let mut routes = if cfg.switch.source_routing {
+            RouteSource::SourceRoute(SourceRoutes::new(topo))
+        } else {
+            RouteSource::tables(&fabric)
+        };
+        let mut flow_routes = Vec::with_capacity(flows.len());
+        for (i, f) in flows.iter().enumerate() {
+            let key = format!("traffic.flow[{i}]");
+            if f.path as usize >= fabric.num_paths() {
+                let k = fabric.num_paths();
+                return Err(err(format!(
+                    "{key}.path: {}: the fabric offers {k} path{} per destination (0..={})",
+                    f.path,
+                    if k == 1 { "" } else { "s" },
+                    k - 1
+                )));
+            }
+            flow_routes.push(match (&f.route, &mut routes) {
+                (Some(ports), RouteSource::SourceRoute(r)) => r
+                    .explicit(topo, f.src, f.dst, ports)
+                    .map_err(|m| err(format!("{key}.route: {m}")))?,
+                (Some(_), _) => {
+                    return Err(err(format!(
+                        "{key}.route: an explicit route needs switch.source_routing = true"
+                    )))
+                }
+                (None, _) => NO_ROUTE_ID,
+            });
+        }
+        let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
         let nic_buf = VlAccount::new(
             vls,
             vec![0; n],
             vec![BufferOrg::fixed(vls, cfg.nic.buffer_flits)],
         );
         let wheel = TimeWheel::new(etopo.max_latency());
-        let routes = RouteSource::ForwardingTable(fabric.lft.clone());
         let nic_sl2vl = fabric.nic_sl2vl.clone();
         let mut net = Network {
             cfg: cfg.clone(),
@@ -448,6 +476,7 @@ fn sources(
     cfg: &SimParams,
     n: usize,
     flows: &[FlowSpec],
+    flow_routes: &[u32],
 ) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
     let mut sources = Vec::new();
     let mut gen_heap = BinaryHeap::new();
@@ -529,7 +558,11 @@ fn sources(
             rng,
             workload: Some(Box::new((arrivals, size))),
             flow: Some(FlowSource {
-                id: i as u32,
+                tag: MsgTag {
+                    flow: i as u32,
+                    path: f.path as u8,
+                    route: flow_routes[i],
+                },
                 dst: f.dst,
                 start: f.start,
                 stop: f.stop,

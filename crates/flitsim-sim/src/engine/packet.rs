@@ -32,6 +32,10 @@ pub(crate) struct Packet {
     pub msg: u32,
     /// Its flow ([`NO_FLOW`] for a class source's packets).
     pub flow: u32,
+    /// Its path among the destination's paths (the destination LID offset under LMC).
+    pub path: u8,
+    /// With source routing, the index of its route's first hop (see `SourceRoutes`).
+    pub route: u32,
 }
 
 /// No flow: the packet of a class source or a scripted message.

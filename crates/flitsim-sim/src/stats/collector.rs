@@ -22,6 +22,8 @@ pub(crate) struct Collector {
     pub vl_flits: Vec<u64>,
     /// Every delivered packet, when tracing is on.
     pub trace: Option<Vec<Delivery>>,
+    /// Every routing decision, when route tracing is on.
+    pub route_trace: Option<Vec<RouteHop>>,
     /// Per class, latency of measured messages (generation → last flit delivered).
     pub msg_lat: Vec<Histogram>,
     /// Per class, sum and sum of squares of message latency (exact integers, so the jitter does

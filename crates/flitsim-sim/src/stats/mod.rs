@@ -255,6 +255,30 @@ pub struct HistogramBin {
     pub count: u64,
 }
 
+/// One routing decision: a packet head routed at a switch, recorded when route tracing is on
+/// ([`Network::enable_route_trace`](crate::Network::enable_route_trace)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteHop {
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// Creation order of the packet at its source NIC.
+    pub seq: u64,
+    /// Its flow, if it belongs to one.
+    pub flow: Option<u32>,
+    /// Its path index.
+    pub path: u8,
+    /// The simulated switch (the fabric switch, unless `switch.organisation = "opa"`).
+    pub switch: u32,
+    /// Port the head arrived on.
+    pub in_port: u16,
+    /// Output port chosen.
+    pub out_port: u16,
+    /// VL on the output.
+    pub vl: u8,
+}
+
 /// One delivered packet, recorded when tracing is on (tests, debugging).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivery {
