@@ -255,7 +255,7 @@ fn bad_flows_are_named() {
         ),
         (
             flow("src = 0\ndst = 1\nrate = 0.1\npath = 1"),
-            "traffic.flow[0].path: 1: the fabric offers one path",
+            "traffic.flow[0].path: 1: the fabric offers 1 path per destination (0..=0)",
         ),
         (
             flow("src = 0\ndst = 1"),
