@@ -370,6 +370,9 @@ pub struct RouteReport {
     pub cycle: Option<Vec<CycleChannel>>,
     /// Files written (with an output directory).
     pub files: Vec<String>,
+    /// Nodes that had no LID and got one before the dumps were written (with an output
+    /// directory; see [`Topology::assign_missing_ids`]).
+    pub lids_assigned: usize,
 }
 
 fn cdg_summary(topo: &Topology, r: &CdgReport) -> CdgSummary {
@@ -458,6 +461,7 @@ pub fn route_report(
         cycle: cdg.cycle.clone(),
         cdg,
         files: Vec::new(),
+        lids_assigned: 0,
     };
     Ok((fabric, report))
 }
@@ -473,11 +477,78 @@ pub fn route_json(
     out_dir: Option<&Path>,
     options_json: Option<&str>,
 ) -> Result<String, ReportError> {
-    let topo = load_topology(spec_or_path)?;
+    route_json_with(
+        spec_or_path,
+        engine,
+        max_vls,
+        classes,
+        &RouteFiles {
+            out_dir,
+            guid2lid: None,
+        },
+        options_json,
+    )
+}
+
+/// The files `flitsim route` reads and writes besides the topology.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteFiles<'a> {
+    /// `--out DIR`: write the OpenSM dumps there.
+    pub out_dir: Option<&'a Path>,
+    /// `--guid2lid FILE`: take LIDs from this OpenSM LID cache ([`opensm::apply_guid2lid`]).
+    pub guid2lid: Option<&'a Path>,
+}
+
+/// Gives the nodes of `topo` the LIDs in the `guid2lid` file at `path`; errors name the file
+/// and line.
+pub fn apply_guid2lid_file(topo: &mut Topology, path: &Path) -> Result<usize, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ReportError::Invalid(format!("cannot read guid2lid file {}: {e}", path.display()))
+    })?;
+    Ok(opensm::apply_guid2lid(
+        topo,
+        &text,
+        &path.display().to_string(),
+    )?)
+}
+
+/// [`route_json`] with a `guid2lid` file to take LIDs from. With an output directory, nodes
+/// still without a GUID or LID get one ([`Topology::assign_missing_ids`], LMC 0) before the
+/// dumps are written, so every topology input can be written; the report's `lids_assigned`
+/// counts them.
+pub fn route_json_with(
+    spec_or_path: &str,
+    engine: &str,
+    max_vls: u8,
+    classes: u8,
+    files: &RouteFiles<'_>,
+    options_json: Option<&str>,
+) -> Result<String, ReportError> {
+    let mut topo = load_topology(spec_or_path)?;
+    if let Some(g) = files.guid2lid {
+        apply_guid2lid_file(&mut topo, g)?;
+    }
+    // LIDs first (routing does not need them): a topology too large for the LID space fails
+    // before any routing time is spent.
+    let lids_assigned = match files.out_dir {
+        Some(dir) => {
+            topo.assign_missing_ids(0)
+                .map_err(|e| {
+                    ReportError::Invalid(format!(
+                        "cannot write the tables to {}: {}",
+                        dir.display(),
+                        e.to_string().trim_start_matches("invalid topology: ")
+                    ))
+                })?
+                .lids
+        }
+        None => 0,
+    };
     check_routing_memory(&topo, max_vls.max(classes))?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
-    if let Some(dir) = out_dir {
+    report.lids_assigned = lids_assigned;
+    if let Some(dir) = files.out_dir {
         report.files = opensm::write_dir(&topo, &fabric, dir)?
             .into_iter()
             .map(|p| p.display().to_string())

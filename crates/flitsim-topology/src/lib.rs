@@ -30,10 +30,12 @@ pub mod generators;
 pub mod ibnetdiscover;
 mod ids;
 mod io;
+pub mod lids;
 
 pub use bfs::Bfs;
 pub use ids::{Sl, Vl};
 pub use io::{TopologyFile, TopologyFormat};
+pub use lids::{lids_needed, IdAssignment, MAX_LMC};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

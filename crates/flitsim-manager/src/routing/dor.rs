@@ -37,7 +37,8 @@ use flitsim_topology::{generators, EndpointId, NodeId, PortNum, Shape, SwitchId,
 /// load: `lanes = per_class / 2` on a torus, `per_class` on a mesh, and the lane of a path is
 /// `(src + dst) mod lanes` (endpoint ids). The path SL is `lane · 2^dims + crossing bits` on a
 /// torus (`routing_sls = 2^dims · lanes`) and `lane` on a mesh (`routing_sls = lanes`); lanes
-/// are reduced if needed so that all wire SLs fit in 8 bits. The VL of a hop depends only on
+/// are added only while all wire SLs fit InfiniBand's 16 (so a 3D torus on 8 VLs uses 2
+/// lanes, 16 SLs), and when one lane alone needs more, one lane is used (see `fit_lanes`). The VL of a hop depends only on
 /// the output port's dimension and the wire SL, so every switch gets the same SL→VL table.
 /// Output ports to endpoints, and the NICs' injection links, use VL `base + 2·lane` (torus) or
 /// `base + lane` (mesh): ejection and injection links cannot be part of a dependency cycle.
