@@ -157,16 +157,18 @@ def format_topo_info(i: Dict[str, Any]) -> str:
 
 def _shape(s: Dict[str, Any]) -> str:
     kind = s.get("kind", "irregular")
-    if kind == "torus":
-        sides = "x".join(str(x) for x in s.get("sides", []))
-        name = "torus" if s.get("wrap") else "mesh"
-        return f"{name} {sides}"
-    if kind == "kary_n_tree":
-        return f"{s.get('k')}-ary {s.get('n')}-tree"
-    if kind == "xgft":
-        m = ",".join(str(x) for x in s.get("m", []))
-        w = ",".join(str(x) for x in s.get("w", []))
-        return f"XGFT({s.get('h')}; {m}; {w})"
+    if kind in ("torus", "mesh"):
+        dims = "x".join(str(x) for x in s.get("dims", []))
+        how = " (recognised from the links)" if s.get("detected") else ""
+        return f"{kind} {dims}{how}"
+    if kind == "fat_tree":
+        if s.get("family") == "kary_n_tree":
+            return f"{s.get('k')}-ary {s.get('n')}-tree"
+        if s.get("family") == "xgft":
+            m = ",".join(str(x) for x in s.get("m", []))
+            w = ",".join(str(x) for x in s.get("w", []))
+            return f"XGFT({s.get('h')}; {m}; {w})"
+        return f"fat tree, {s.get('levels')} levels"
     return str(kind)
 
 

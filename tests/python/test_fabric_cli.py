@@ -206,8 +206,10 @@ def test_topo_generate_info_convert_roundtrip(runner, tmp_path):
         for k in ("switches", "endpoints", "inter_switch_links", "ports_min", "ports_max",
                   "connected", "diameter"):
             assert i[k] == info_spec[k], k
-    assert info_spec["shape"]["kind"] == "xgft"
+    assert info_spec["shape"]["kind"] == "fat_tree"
+    assert (info_spec["shape"]["family"], info_spec["shape"]["levels"]) == ("xgft", 2)
     assert info_ib["shape"]["kind"] == "irregular"
+    assert info_ib["shape"]["reason"]
     # JSON -> ibnetdiscover -> JSON keeps switches and endpoints (with GUIDs and LIDs).
     ib_text = invoke(runner, "topo", "convert", as_json, "--to", "ibnetdiscover").stdout
     assert ib_text == as_ib.read_text()

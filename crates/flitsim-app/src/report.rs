@@ -90,8 +90,51 @@ pub struct TopoInfo {
     /// Largest shortest-path distance between two switches, in switch-to-switch links
     /// (`None` when not connected).
     pub diameter: Option<u32>,
-    /// The structure known from a generator.
-    pub shape: Shape,
+    /// The structure: `{"kind": "torus" | "mesh", "dims": [...], …}`, `{"kind": "fat_tree",
+    /// "levels": n, …}` or `{"kind": "irregular"}`; see [`shape_json`].
+    pub shape: serde_json::Value,
+}
+
+/// The `shape` of `topo info`: the generator's shape, or a torus or mesh recognised from the
+/// links ([`flitsim_topology::detect_torus`]; `"detected": true`), else irregular (with the
+/// `reason` it is no torus or mesh).
+///
+/// - torus / mesh: `kind`, `dims` (side per dimension), `wrap`, `endpoints_per_switch` (0 when
+///   it varies), `trunk` (parallel links between neighbours), `sides` (= `dims`), `detected`;
+/// - k-ary n-tree / XGFT: `kind: "fat_tree"`, `levels` (switch levels), `family`
+///   (`kary_n_tree` with `k`, `n`; `xgft` with `h`, `m`, `w`);
+/// - otherwise `kind: "irregular"` and `reason`.
+pub fn shape_json(topo: &Topology) -> serde_json::Value {
+    use serde_json::json;
+    let torus = |sides: &[u32], wrap: bool, eps: u32, trunk: u32, detected: bool| {
+        json!({
+            "kind": if wrap { "torus" } else { "mesh" },
+            "dims": sides,
+            "wrap": wrap,
+            "endpoints_per_switch": eps,
+            "trunk": trunk,
+            "sides": sides,
+            "detected": detected,
+        })
+    };
+    match topo.shape() {
+        Shape::Torus {
+            sides,
+            wrap,
+            endpoints_per_switch,
+            trunk,
+        } => torus(sides, *wrap, *endpoints_per_switch, *trunk, false),
+        Shape::KaryNTree { k, n } => json!({
+            "kind": "fat_tree", "levels": n, "family": "kary_n_tree", "k": k, "n": n,
+        }),
+        Shape::Xgft { h, m, w } => json!({
+            "kind": "fat_tree", "levels": h, "family": "xgft", "h": h, "m": m, "w": w,
+        }),
+        Shape::Irregular => match flitsim_topology::detect_torus(topo) {
+            Ok(l) => torus(&l.sides, l.wrap, l.endpoints_per_switch, l.trunk, true),
+            Err(reason) => json!({ "kind": "irregular", "reason": reason }),
+        },
+    }
 }
 
 /// Computes [`TopoInfo`] (the diameter by a breadth-first search from every switch, in
@@ -125,7 +168,7 @@ pub fn topo_info(topo: &Topology) -> Result<TopoInfo, ReportError> {
         ports_max: ports.max().unwrap_or(0),
         connected,
         diameter,
-        shape: topo.shape().clone(),
+        shape: shape_json(topo),
     })
 }
 
