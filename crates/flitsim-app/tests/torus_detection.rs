@@ -139,3 +139,68 @@ fn dor_on_a_file_that_is_no_torus_says_why() {
         .to_string();
     assert!(e.contains("is not one: "), "{e}");
 }
+
+/// The cost of torus detection and LID assignment beside a whole `route` (issue 13: under
+/// 5 % on 4096-endpoint topologies). Prints a table; run with
+/// `cargo test --release -p flitsim-app --test torus_detection -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing, run by hand in release mode"]
+fn timing_of_detection_and_lid_assignment() {
+    use flitsim_app::report::load_topology;
+    use std::time::Instant;
+    let dir = TempDir::new("timing");
+    let best = |f: &mut dyn FnMut()| {
+        (0..2)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    println!("| topology | engine | detect | assign LIDs | route (file, --out) | route (spec, --out) | detect + assign / route |");
+    println!("|---|---|---|---|---|---|---|");
+    for (spec, engine) in [
+        ("torus:16x16x16", "dor"),
+        ("torus:16x16,endpoints=16", "dor"),
+        ("torus:8x8x8,endpoints=8", "dor"),
+        (
+            "random:switches=512,ports=36,endpoints=8,links=3500,seed=1",
+            "minhop",
+        ),
+        ("kautz:b=4,n=4,endpoints=4", "minhop"),
+    ] {
+        let f = export(spec, &dir.0.join("t.topo"));
+        let topo = load_topology(&f).unwrap();
+        let detect = best(&mut || {
+            let _ = flitsim_topology::detect_torus(&topo);
+        });
+        // Assignment of every LID (the file's LIDs stripped).
+        let mut bare = topo.clone();
+        bare.set_lids(
+            &vec![None; topo.num_switches()],
+            &vec![None; topo.num_endpoints()],
+        )
+        .unwrap();
+        let assign = best(&mut || {
+            let mut t = bare.clone();
+            t.assign_missing_ids(0).unwrap();
+        });
+        let out = dir.0.join("out");
+        let route = best(&mut || {
+            route_json(&f, engine, 8, 1, Some(&out), None).unwrap();
+        });
+        let route_spec = best(&mut || {
+            route_json(spec, engine, 8, 1, Some(&out), None).unwrap();
+        });
+        println!(
+            "| {spec} ({} endpoints) | {engine} | {:.2} ms | {:.2} ms | {:.0} ms | {:.0} ms | {:.2} % |",
+            topo.num_endpoints(),
+            detect * 1e3,
+            assign * 1e3,
+            route * 1e3,
+            route_spec * 1e3,
+            100.0 * (detect + assign) / route
+        );
+    }
+}
