@@ -302,10 +302,13 @@ pub fn hop_stats(topo: &Topology, fabric: &FabricConfig) -> Result<HopStats, Rou
                 match next {
                     Some(NodeId::Switch(t)) => s = SwitchId(t),
                     _ => {
+                        let ep = &topo.endpoints()[d];
                         return Err(RoutingError::Unroutable(format!(
-                            "switch {} has no route to endpoint {d}",
-                            topo.switches()[s.0 as usize].name
-                        )))
+                            "switch {} has no route to endpoint {d} ({}{})",
+                            topo.switches()[s.0 as usize].name,
+                            ep.name,
+                            ep.lid.map_or(String::new(), |l| format!(", LID {l}"))
+                        )));
                     }
                 }
             }

@@ -137,8 +137,8 @@ impl Ids {
         let missing = |what: &str, kind: &str, name: &str| {
             invalid(format!(
                 "{kind} {name} has no {what}; InfiniBand dumps need a GUID and a LID for every \
-                 node (generated topologies and ibnetdiscover dumps have them, ibsim net files \
-                 without LIDs do not)"
+                 node (Topology::assign_missing_ids gives the missing ones, as `flitsim route \
+                 --out` does)"
             ))
         };
         let mut ids = Ids {
