@@ -551,6 +551,79 @@ mod tests {
     }
 
     #[test]
+    fn tori_with_arbitrary_port_numbers_route_minimally_and_deadlock_free() {
+        // Ports renumbered per switch by a fixed pseudo-random permutation: nothing of
+        // flitsim's port convention is left, only the graph.
+        let cases: &[(&[u32], bool, u32, u32)] = &[
+            (&[6, 6], true, 1, 1),
+            (&[5, 3, 4], true, 2, 1),
+            (&[4, 4], true, 1, 2),
+            (&[4, 3], false, 2, 1),
+            (&[7], true, 1, 1),
+        ];
+        for &(sides, wrap, eps, trunk) in cases {
+            let g = generators::torus_or_mesh(sides, eps, trunk, 1, wrap).unwrap();
+            let perm_of = |s: u32, ports: u16| -> Vec<u16> {
+                let mut p: Vec<u16> = (0..ports).collect();
+                let mut x = 0x9e37_79b9u32.wrapping_mul(s + 1);
+                for i in (1..p.len()).rev() {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    p.swap(i, x as usize % (i + 1));
+                }
+                p
+            };
+            let perms: Vec<Vec<u16>> = g
+                .switches()
+                .iter()
+                .enumerate()
+                .map(|(s, sw)| perm_of(s as u32, sw.ports))
+                .collect();
+            let remap = |r: flitsim_topology::PortRef| match r.node {
+                NodeId::Switch(s) => flitsim_topology::PortRef {
+                    node: r.node,
+                    port: perms[s as usize][r.port as usize],
+                },
+                _ => r,
+            };
+            let links = g
+                .links()
+                .iter()
+                .map(|l| flitsim_topology::Link {
+                    a: remap(l.a),
+                    b: remap(l.b),
+                    ..*l
+                })
+                .collect();
+            let f = Topology::new(
+                "renumbered",
+                Shape::Irregular,
+                g.switches().to_vec(),
+                g.endpoints().to_vec(),
+                links,
+            )
+            .unwrap();
+            let what = format!("{sides:?} wrap {wrap}");
+            let layout = detect_torus(&f).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let n: u32 = layout.sides.iter().product();
+            assert_eq!(n as usize, g.num_switches(), "{what}");
+            let fabric = DorEngine.route(&f, &req(2, 1)).unwrap();
+            // Minimal: every path is as long as the generated torus's distance.
+            for (src, dst, path) in all_paths(&f, &fabric, 0) {
+                let a = f.endpoint_switch(EndpointId(src)).0 .0;
+                let b = f.endpoint_switch(EndpointId(dst)).0 .0;
+                assert_eq!(
+                    switch_hops(&path),
+                    torus_distance(sides, wrap, a, b),
+                    "{what}: {src} -> {dst}"
+                );
+            }
+            assert!(cdg::verify(&f, &fabric).unwrap().deadlock_free, "{what}");
+        }
+    }
+
+    #[test]
     fn a_file_that_is_no_torus_gets_the_reason() {
         let t = as_file(&generators::kary_ntree(4, 2, 1).unwrap());
         let e = DorEngine.route(&t, &req(2, 1)).unwrap_err().to_string();
