@@ -379,8 +379,11 @@ impl FabricConfig {
                         // `trace` reports that case. Switches off every path may lack routes.
                         if topo.switch_endpoints(SwitchId(s as u32)).next().is_some() || start != s
                         {
+                            let ep = &topo.endpoints()[d as usize];
                             return Err(RoutingError::Unroutable(format!(
-                                "switch {name} has no route to endpoint {d}{of}"
+                                "switch {name} has no route to endpoint {d} ({}{}){of}",
+                                ep.name,
+                                ep.lid.map_or(String::new(), |l| format!(", LID {l}"))
                             )));
                         }
                         break;
