@@ -234,7 +234,7 @@ impl VlBlocks {
 }
 
 /// SLs an InfiniBand packet header can name; engines keep their wire SLs within it when they
-/// can (see [`fit_lanes`]).
+/// can (see `fit_lanes`).
 pub const IB_WIRE_SLS: u32 = 16;
 
 /// The number of lanes (independent copies of an engine's VL scheme, each `sls_per_lane` path
