@@ -55,6 +55,7 @@ pub mod config;
 pub mod engine;
 pub mod ids;
 pub mod qos;
+pub mod replay;
 pub mod scheduler;
 pub mod stats;
 pub mod traffic;

@@ -194,6 +194,7 @@ impl ExperimentConfig {
             cfg.seed = s;
         }
         read_traces(&mut cfg, origin).map_err(|(key, m)| source.error(&key, &m))?;
+        read_mpi_trace(&mut cfg, origin).map_err(|(key, m)| source.error(&key, &m))?;
         cfg.source = Some(std::sync::Arc::new(source));
         cfg.validate().map_err(|e| cfg.error(&e.key, &e.message))?;
         Ok(cfg)
@@ -240,6 +241,94 @@ fn read_traces(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (String, 
         let f = super::trace::read_video_trace(&text, &full.display().to_string(), fb)
             .map_err(|m| (key.clone(), m))?;
         *frames = Some(f.into());
+    }
+    Ok(())
+}
+
+/// Reads `[traffic.trace]`: the VEF file (times in ns become cycles of `units.cycle_ns`) and a
+/// mapping file, relative to the directory of `origin` when that exists.
+fn read_mpi_trace(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (String, String)> {
+    use flitsim_sim::config::TraceFormat;
+    let units = cfg.units.clone();
+    let Some(tc) = cfg.traffic.trace.as_mut() else {
+        return Ok(());
+    };
+    let Some(units) = units else {
+        return Err((
+            "traffic.trace".into(),
+            "needs [units] (trace times are nanoseconds and sizes bytes)".into(),
+        ));
+    };
+    if tc.format == TraceFormat::Dumpi {
+        return Err((
+            "traffic.trace.format".into(),
+            "\"dumpi\" traces are converted by the Python package: run `flitsim trace convert \
+             DIR OUT.vef` and give OUT.vef with format = \"vef\""
+                .into(),
+        ));
+    }
+    let base = std::path::Path::new(origin).parent().filter(|p| p.exists());
+    let at = |p: &str| base.map_or_else(|| std::path::PathBuf::from(p), |b| b.join(p));
+    let full = at(&tc.path);
+    let file = std::fs::File::open(&full)
+        .map_err(|e| ("traffic.trace.path".to_string(), format!("{}: {e}", full.display())))?;
+    let program = flitsim_sim::replay::vef::read(
+        std::io::BufReader::new(file),
+        &full.display().to_string(),
+        units.cycle_ns(),
+    )
+    .map_err(|m| ("traffic.trace.path".to_string(), m))?;
+    tc.program = Some(std::sync::Arc::new(program));
+    tc.flit_bytes = units.flit_bytes;
+    if !matches!(tc.mapping.as_str(), "linear" | "round_robin" | "random") {
+        let path = at(&tc.mapping);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            (
+                "traffic.trace.mapping".to_string(),
+                format!(
+                    "{:?} is not linear, round_robin or random, and not a readable mapping \
+                     file: {}: {e}",
+                    tc.mapping,
+                    path.display()
+                ),
+            )
+        })?;
+        let tasks = tc.program.as_ref().map_or(0, |p| p.tasks) as usize;
+        let mut map = vec![u32::MAX; tasks];
+        for (i, line) in text.lines().enumerate() {
+            let l = line.split('#').next().unwrap_or("").trim();
+            if l.is_empty() {
+                continue;
+            }
+            let bad = |m: String| {
+                (
+                    "traffic.trace.mapping".to_string(),
+                    format!("{}: line {}: {m}", path.display(), i + 1),
+                )
+            };
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (Some(t), Some(e), 2) = (
+                f.first().and_then(|x| x.parse::<usize>().ok()),
+                f.get(1).and_then(|x| x.parse::<u32>().ok()),
+                f.len(),
+            ) else {
+                return Err(bad(format!("{l:?}: expected `task endpoint`")));
+            };
+            if t >= tasks {
+                return Err(bad(format!("task {t} does not exist (the trace has {tasks})")));
+            }
+            if map[t] != u32::MAX {
+                return Err(bad(format!("task {t} is mapped twice")));
+            }
+            map[t] = e;
+        }
+        if let Some(t) = map.iter().position(|&e| e == u32::MAX) {
+            return Err((
+                "traffic.trace.mapping".to_string(),
+                format!("{}: task {t} is not mapped", path.display()),
+            ));
+        }
+        tc.map = Some(map);
     }
     Ok(())
 }

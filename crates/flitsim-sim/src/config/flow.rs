@@ -400,9 +400,10 @@ impl TrafficConfig {
         Ok(())
     }
 
-    /// True when the experiment has flows or flow sets.
-    pub fn has_flows(&self) -> bool {
-        !self.flows.is_empty() || !self.flow_sets.is_empty()
+    /// True when the experiment has flows, flow sets or a trace: sources besides the classes,
+    /// which then need no rate of their own.
+    pub fn has_other_sources(&self) -> bool {
+        !self.flows.is_empty() || !self.flow_sets.is_empty() || self.trace.is_some()
     }
 
     /// Every flow of the run on `n` endpoints, explicit flows first (in file order), then each

@@ -7,6 +7,7 @@
 //! | `nic.rs` | `[nic]` |
 //! | `traffic.rs` | `[traffic]`, `[[traffic.class]]` |
 //! | `flow.rs` | `[[traffic.flow]]`, `[[traffic.flow_set]]` |
+//! | `trace.rs` | `[traffic.trace]` |
 //! | `qos.rs` | `[qos]` and its tables |
 //! | `run.rs` | `[run]` |
 //!
@@ -20,6 +21,7 @@ mod qos;
 mod run;
 mod scheduler;
 mod switch;
+mod trace;
 mod traffic;
 
 pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
@@ -31,6 +33,7 @@ pub use qos::{
 pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
 pub use scheduler::{DTableEntryConfig, SchedulerConfig};
 pub use switch::{OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching};
+pub use trace::{TraceConfig, TraceFormat};
 pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};
 
 /// Everything [`Network::build`](crate::Network::build) needs besides the topology and the

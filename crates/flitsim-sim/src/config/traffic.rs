@@ -1,5 +1,5 @@
 //! `[traffic]`: offered load, destination pattern, injection process and traffic classes.
-use super::{FlowConfig, FlowSetConfig, ParamError};
+use super::{FlowConfig, FlowSetConfig, ParamError, TraceConfig};
 use crate::workload::{ProcessConfig, ProcessTable, SizeConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,9 @@ pub struct TrafficConfig {
     /// destinations per source.
     #[serde(default, rename = "flow_set", skip_serializing_if = "Vec::is_empty")]
     pub flow_sets: Vec<FlowSetConfig>,
+    /// An MPI trace replayed closed loop (`[traffic.trace]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
 }
 
 fn default_classes() -> Vec<ClassConfig> {
@@ -321,7 +324,7 @@ impl TrafficConfig {
                 p.validate(&format!("{key}.process"), 0.0, &c.size_config().sampler())?;
                 continue;
             }
-            if self.load.is_none() && c.rate.is_none() && !self.has_flows() {
+            if self.load.is_none() && c.rate.is_none() && !self.has_other_sources() {
                 return Err(ParamError::new(
                     key,
                     format!(
@@ -388,8 +391,9 @@ impl TrafficConfig {
             }
         }
         self.validate_flows()?;
+        self.validate_trace()?;
         if self.load.is_none()
-            && !self.has_flows()
+            && !self.has_other_sources()
             && (0..self.classes.len()).all(|i| self.class_rate(i) == 0.0)
         {
             return Err(ParamError::new(

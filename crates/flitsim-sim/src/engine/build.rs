@@ -372,6 +372,23 @@ impl Network {
             });
         }
         let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
+        let replay = match &cfg.traffic.trace {
+            None => None,
+            Some(tc) => {
+                let program = tc
+                    .program
+                    .clone()
+                    .ok_or_else(|| err(format!("traffic.trace.path: {:?}: the trace has not been read", tc.path)))?;
+                let endpoints = tc
+                    .endpoints(n, cfg.seed)
+                    .map_err(|e| err(e.to_string()))?;
+                Some(Box::new(crate::replay::Replay::new(
+                    program,
+                    endpoints,
+                    tc.flit_bytes,
+                )))
+            }
+        };
         let nic_buf = VlAccount::new(
             vls,
             vec![0; n],
@@ -420,6 +437,8 @@ impl Network {
             sources,
             gen_heap,
             scripted: BinaryHeap::new(),
+            replay,
+            replay_pending: Vec::new(),
             pattern,
             packets: Default::default(),
             cands: Vec::new(),
@@ -562,6 +581,7 @@ fn sources(
                     flow: i as u32,
                     path: f.path as u8,
                     route: flow_routes[i],
+                    ..MsgTag::CLASS
                 },
                 dst: f.dst,
                 start: f.start,

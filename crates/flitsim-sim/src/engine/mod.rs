@@ -72,7 +72,7 @@ use allocator::SeparableAllocator;
 use buffer::{BufferOrg, VlAccount};
 use link::{Event, TimeWheel, F_HEAD, F_TAIL};
 use nic::{Nic, Scripted, Source};
-use packet::{MessageSlab, PacketSlab, MSG_NONE, NO_FLOW};
+use packet::{MessageSlab, PacketSlab, MSG_NONE, NO_FLOW, NO_TRACE};
 use queue::{BufPkt, VlQueue};
 use route::{Organisation, RouteSource};
 use switch::SwitchState;
@@ -175,8 +175,11 @@ pub struct Network {
     scripted: BinaryHeap<Reverse<Scripted>>,
     pattern: Pattern,
     packets: PacketSlab,
-    /// Measured messages in flight.
+    /// Measured messages and trace transfers in flight.
     messages: MessageSlab,
+    /// The trace being replayed, and the transfers it released that wait to be queued.
+    replay: Option<Box<crate::replay::Replay>>,
+    replay_pending: Vec<crate::replay::state::Injection>,
     /// Scratch for scheduler candidates.
     cands: Vec<Candidate>,
     // Progress.
@@ -300,8 +303,10 @@ impl Network {
         let mut deadlock = None;
         loop {
             flitsim_topology::cancel::check()?;
+            let trace_done = self.replay.as_ref().is_none_or(|r| r.done());
             if t >= window.1
-                && ((self.measured_outstanding == 0 && self.scripted.is_empty()) || t >= hard_end)
+                && ((self.measured_outstanding == 0 && self.scripted.is_empty() && trace_done)
+                    || t >= hard_end)
             {
                 break;
             }
@@ -341,6 +346,11 @@ impl Network {
             if self.wheel.pending == 0 && self.buffered_total == 0 && self.nics_idle() {
                 let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
                 let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
+                let next = match &self.replay {
+                    Some(_) if !self.replay_pending.is_empty() => t + 1,
+                    Some(r) => next.min(r.next_time().unwrap_or(NEVER)),
+                    None => next,
+                };
                 let limit = if t + 1 < window.1 { window.1 } else { hard_end };
                 t = next.min(limit).max(t + 1);
                 self.last_progress = self.last_progress.max(t.saturating_sub(1));
@@ -475,10 +485,17 @@ impl Network {
             return;
         }
         if p.msg != MSG_NONE {
-            if let Some(gen) = self.messages.delivered(p.msg, p.len as u32) {
-                c.add_message(p.class.idx(), t - gen);
-                if p.flow != NO_FLOW {
-                    c.flows[p.flow as usize].latency.add(t - gen);
+            if let Some(m) = self.messages.delivered(p.msg, p.len as u32) {
+                if m.measured {
+                    c.add_message(p.class.idx(), t - m.gen);
+                    if p.flow != NO_FLOW {
+                        c.flows[p.flow as usize].latency.add(t - m.gen);
+                    }
+                }
+                if m.trace != NO_TRACE {
+                    if let Some(r) = &mut self.replay {
+                        r.on_received(m.trace, t, m.gen, &mut self.replay_pending);
+                    }
                 }
             }
         }
@@ -544,7 +561,8 @@ impl Network {
         } else {
             Vec::new()
         };
-        self.counters.finish(RunEnd {
+        let trace = self.replay.as_ref().map(|r| r.result());
+        let mut result = self.counters.finish(RunEnd {
             cfg: &self.cfg,
             topology: &self.topo_name,
             routing: &self.routing_name,
@@ -556,6 +574,8 @@ impl Network {
             deadlock,
             remaining: in_apps + in_nics + on_links + in_switches,
             ports,
-        })
+        });
+        result.trace = trace;
+        result
     }
 }

@@ -11,7 +11,7 @@
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
 use super::link::Event;
-use super::packet::{Packet, MSG_NONE, NO_FLOW};
+use super::packet::{Packet, MSG_NONE, NO_FLOW, NO_TRACE};
 use super::route::RouteSource;
 use super::Network;
 use crate::config::{InjectionKind, Switching};
@@ -51,6 +51,8 @@ pub(crate) struct MsgTag {
     pub path: u8,
     /// With source routing, an explicit route (`NO_ROUTE_ID`: the route of the path).
     pub route: u32,
+    /// Its transfer of the replayed trace (`NO_TRACE`: none).
+    pub trace: u32,
 }
 
 /// No explicit source route.
@@ -62,6 +64,7 @@ impl MsgTag {
         flow: NO_FLOW,
         path: 0,
         route: NO_ROUTE_ID,
+        trace: NO_TRACE,
     };
 }
 
@@ -148,6 +151,17 @@ impl Network {
     /// application queues.
     #[inline(never)]
     pub(crate) fn generate(&mut self, t: Cycle, window: (Cycle, Cycle)) {
+        if let Some(r) = &mut self.replay {
+            r.due(t, &mut self.replay_pending);
+            let c = self.cfg.traffic.trace_class();
+            for inj in std::mem::take(&mut self.replay_pending) {
+                let tag = MsgTag {
+                    trace: inj.id,
+                    ..MsgTag::CLASS
+                };
+                self.enqueue_message(t, inj.src, inj.dst, c, inj.flits, window, tag);
+            }
+        }
         let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
         while let Some(&Reverse((at, id))) = self.gen_heap.peek() {
             if at > t {
@@ -216,7 +230,9 @@ impl Network {
         if measured {
             self.counters.window_generated[c] += size as u64;
             self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
-            msg = self.messages.alloc(t, size);
+        }
+        if measured || tag.trace != NO_TRACE {
+            msg = self.messages.alloc(t, size, measured, tag.trace);
         }
         let nic = &mut self.nics[e as usize];
         nic.skip = 0;
@@ -388,6 +404,14 @@ impl Network {
         nic.skip = nic.skip.saturating_sub(n);
         if nic.cur_sent == len {
             nic.cur = PacketId::NONE;
+            let m = self.packets[p].msg;
+            if m != MSG_NONE {
+                if let Some(tr) = self.messages.sent(m, len as u32) {
+                    if let Some(r) = &mut self.replay {
+                        r.on_sent(tr, t, &mut self.replay_pending);
+                    }
+                }
+            }
         }
     }
 }

@@ -41,19 +41,28 @@ pub(crate) struct Packet {
 /// No flow: the packet of a class source or a scripted message.
 pub(crate) const NO_FLOW: u32 = u32::MAX;
 
-/// No message entry: the message is not measured.
+/// No message entry: the message is neither measured nor a trace transfer.
 pub(crate) const MSG_NONE: u32 = u32::MAX;
 
-/// A measured message whose last flit has not been delivered yet.
+/// No trace transfer.
+pub(crate) const NO_TRACE: u32 = u32::MAX;
+
+/// A message in flight that is measured or belongs to a replayed trace.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MessageEntry {
     /// Cycle the message was generated.
     pub gen: Cycle,
     /// Flits not yet delivered.
     pub left: u32,
+    /// Flits not yet sent by the source NIC.
+    pub unsent: u32,
+    /// Generated inside the measurement window.
+    pub measured: bool,
+    /// Its trace transfer ([`NO_TRACE`]: none).
+    pub trace: u32,
 }
 
-/// The measured messages in flight, with a free list (no allocation per message once grown):
+/// The tracked messages in flight, with a free list (no allocation per message once grown):
 /// a message's latency is known when the tail of its last packet is delivered.
 #[derive(Default)]
 pub(crate) struct MessageSlab {
@@ -64,8 +73,14 @@ pub(crate) struct MessageSlab {
 impl MessageSlab {
     /// Stores a message of `flits` flits generated at `gen` and returns its index.
     #[inline]
-    pub fn alloc(&mut self, gen: Cycle, flits: u32) -> u32 {
-        let e = MessageEntry { gen, left: flits };
+    pub fn alloc(&mut self, gen: Cycle, flits: u32, measured: bool, trace: u32) -> u32 {
+        let e = MessageEntry {
+            gen,
+            left: flits,
+            unsent: flits,
+            measured,
+            trace,
+        };
         match self.free.pop() {
             Some(i) => {
                 self.entries[i as usize] = e;
@@ -78,15 +93,24 @@ impl MessageSlab {
         }
     }
 
-    /// Counts `flits` delivered flits of message `i`; returns its generation cycle (and frees
-    /// the entry) when they were its last.
+    /// Counts `flits` flits of message `i` sent by the source NIC; returns its trace transfer
+    /// when they were its last.
     #[inline]
-    pub fn delivered(&mut self, i: u32, flits: u32) -> Option<Cycle> {
+    pub fn sent(&mut self, i: u32, flits: u32) -> Option<u32> {
+        let e = &mut self.entries[i as usize];
+        e.unsent -= flits;
+        (e.unsent == 0 && e.trace != NO_TRACE).then_some(e.trace)
+    }
+
+    /// Counts `flits` delivered flits of message `i`; returns the entry (and frees it) when
+    /// they were its last.
+    #[inline]
+    pub fn delivered(&mut self, i: u32, flits: u32) -> Option<MessageEntry> {
         let e = &mut self.entries[i as usize];
         e.left -= flits;
         if e.left == 0 {
             self.free.push(i);
-            Some(e.gen)
+            Some(*e)
         } else {
             None
         }

@@ -354,6 +354,7 @@ impl Collector {
             physical: None,
             timeseries: self.timeseries(cfg, end.cycles),
             flows: self.flow_results(cfg, started.then_some(m)),
+            trace: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

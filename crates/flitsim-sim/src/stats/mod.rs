@@ -7,7 +7,7 @@ pub(crate) mod collector;
 mod flows;
 mod physical;
 
-pub(crate) use flows::FlowCounters;
+pub(crate) use flows::{FlowCounters, FlowLatency};
 pub use flows::{FlowPhysical, FlowResult, FlowSeries};
 pub use physical::{ClassPhysical, LatencyNs, PhysicalResults, ResultUnits};
 
@@ -255,6 +255,34 @@ pub struct HistogramBin {
     pub count: u64,
 }
 
+/// What a replayed trace did (`trace` in a [`RunResult`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct TraceResult {
+    /// Tasks of the trace.
+    pub tasks: u32,
+    /// Point-to-point messages of the trace.
+    pub messages: u64,
+    /// Bytes of those messages.
+    pub bytes: u64,
+    /// Collective operations of the trace.
+    pub collectives: u64,
+    /// Transfers injected: the messages and every step of the collectives (tasks on one
+    /// endpoint included, which cross no link).
+    pub transfers: u64,
+    /// Every task finished before the run stopped.
+    pub complete: bool,
+    /// Cycle the last task finished (`null` when the trace did not complete).
+    pub execution_time: Option<u64>,
+    /// Per task, the cycle it finished its last record (`null`: not finished).
+    pub finish: Vec<Option<u64>>,
+    /// Latency of the transfers that crossed the network, release → last flit received,
+    /// cycles (`null`s when none did).
+    pub message_latency: LatencySummary,
+    /// `execution_time` in nanoseconds (only with `[units]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_time_ns: Option<f64>,
+}
+
 /// One routing decision: a packet head routed at a switch, recorded when route tracing is on
 /// ([`Network::enable_route_trace`](crate::Network::enable_route_trace)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,6 +451,9 @@ pub struct RunResult {
     /// `[[traffic.flow_set]]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows: Option<Vec<FlowResult>>,
+    /// The replayed trace, present only with `[traffic.trace]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceResult>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

@@ -1,0 +1,95 @@
+//! Closed-loop replay of MPI traces: the program a trace describes ([`TraceProgram`]), its
+//! VEF reader ([`vef`]), the expansion of collectives into point-to-point steps
+//! ([`collectives`]), and the replay state the engine drives ([`Replay`]).
+//!
+//! A trace is a set of *records* per task: point-to-point messages (sent by their source task)
+//! and participations in collective operations. Each record is released by one event of its
+//! own task — nothing (an absolute time), a message this task sent, a message it received, or
+//! a collective it finished — plus a delay (the compute time in between). The engine injects a
+//! released message at its source endpoint when the delay has passed; a message is *sent* when
+//! its last flit has left the source NIC and *received* when its last flit reaches the
+//! destination; a task has *finished* a collective when its last step is done. Congestion
+//! therefore delays every later record: the replay is closed loop.
+pub mod collectives;
+pub mod vef;
+
+pub mod state;
+
+pub use collectives::{expand, CollectiveOp, Step};
+pub use state::Replay;
+
+/// What releases a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dep {
+    /// Nothing: released at time 0 (the record's delay is then its absolute time).
+    Start,
+    /// The task sent point-to-point message `id`.
+    Sent(u32),
+    /// The task received point-to-point message `id`.
+    Received(u32),
+    /// The task finished its part of collective `id`.
+    Collective(u32),
+}
+
+/// A point-to-point message of the trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    /// Sending task.
+    pub src: u32,
+    /// Receiving task.
+    pub dst: u32,
+    /// Payload, bytes.
+    pub bytes: u64,
+    /// What releases it (an event of `src`).
+    pub dep: Dep,
+    /// Delay after that event, cycles.
+    pub delay: u64,
+}
+
+/// One task's part of a collective operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Participation {
+    /// The task.
+    pub task: u32,
+    /// Bytes it sends / receives (their meaning depends on the operation; see
+    /// [`CollectiveOp`]).
+    pub send_bytes: u64,
+    /// Bytes it receives.
+    pub recv_bytes: u64,
+    /// What releases it (an event of `task`).
+    pub dep: Dep,
+    /// Delay after that event, cycles.
+    pub delay: u64,
+}
+
+/// A collective operation: its communicator's tasks and every participation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collective {
+    /// The operation.
+    pub op: CollectiveOp,
+    /// The communicator's tasks, in communicator order (ranks within it).
+    pub comm: Vec<u32>,
+    /// One participation per task of the communicator, in communicator order.
+    pub parts: Vec<Participation>,
+}
+
+/// A whole trace, with times in cycles and sizes in bytes (converted to flits by the engine
+/// with its flit size).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceProgram {
+    /// Number of tasks.
+    pub tasks: u32,
+    /// Point-to-point messages by id.
+    pub messages: Vec<Message>,
+    /// Collectives by id.
+    pub collectives: Vec<Collective>,
+    /// A digest of the file's text (for the configuration hash).
+    pub digest: u64,
+}
+
+impl TraceProgram {
+    /// Bytes of all point-to-point messages.
+    pub fn p2p_bytes(&self) -> u64 {
+        self.messages.iter().map(|m| m.bytes).sum()
+    }
+}
