@@ -81,3 +81,19 @@ fn trace_errors_name_the_key_file_and_line() {
     assert!(e.contains("traffic.load"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_config_hash_covers_the_trace_contents() {
+    let dir = dir_with_trace("hash");
+    let origin = dir.join("exp.toml").display().to_string();
+    let a = common::parse(EXP, &origin, &[]).hash();
+    assert_eq!(a, common::parse(EXP, &origin, &[]).hash(), "stable");
+    // Same path, different frames: a different hash.
+    std::fs::write(dir.join("trace.txt"), "0 I 0 1000\n1 B 40 501\n").unwrap();
+    let b = common::parse(EXP, &origin, &[]).hash();
+    assert_ne!(a, b);
+    // A change that rounds to the same flits leaves the frames, and the hash, as they were.
+    std::fs::write(dir.join("trace.txt"), "0 I 0 1000\n1 B 40 502\n").unwrap();
+    assert_eq!(b, common::parse(EXP, &origin, &[]).hash());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -104,14 +104,43 @@ impl ExperimentConfig {
     }
 
     /// Stable 64-bit FNV-1a hash of the resolved configuration (canonical JSON), as hex.
+    /// The frames read from video traces (`process.trace`) are hashed after it, so that a
+    /// changed trace file changes the hash; a configuration without traces hashes its JSON
+    /// alone.
     pub fn hash(&self) -> String {
         let json = serde_json::to_string(self).expect("config serialises");
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in json.bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        let mut feed = |bytes: &[u8]| {
+            for &b in bytes {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        feed(json.as_bytes());
+        for frames in self.trace_frames() {
+            feed(b"\0frames");
+            for f in frames.iter() {
+                feed(&f.to_le_bytes());
+            }
         }
         format!("{h:016x}")
+    }
+
+    /// The frames of every video trace, in the order of classes, flows and flow sets.
+    fn trace_frames(&self) -> impl Iterator<Item = &[u32]> {
+        use flitsim_sim::workload::{ProcessConfig, ProcessTable};
+        let t = &self.traffic;
+        t.classes
+            .iter()
+            .map(|c| &c.process)
+            .chain(t.flows.iter().map(|f| &f.process))
+            .chain(t.flow_sets.iter().map(|f| &f.process))
+            .filter_map(|p| match p {
+                Some(ProcessConfig::Table(ProcessTable::Video {
+                    frames: Some(f), ..
+                })) => Some(&f[..]),
+                _ => None,
+            })
     }
 
     /// The engine's parameters: the seed, the engine's sections and this configuration's
