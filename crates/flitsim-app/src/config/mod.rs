@@ -104,9 +104,9 @@ impl ExperimentConfig {
     }
 
     /// Stable 64-bit FNV-1a hash of the resolved configuration (canonical JSON), as hex.
-    /// The frames read from video traces (`process.trace`) are hashed after it, so that a
-    /// changed trace file changes the hash; a configuration without traces hashes its JSON
-    /// alone.
+    /// The frames read from video traces (`process.trace`) and the text of an MPI trace
+    /// (`traffic.trace`) are hashed after it, so that a changed trace file changes the hash; a
+    /// configuration without traces hashes its JSON alone.
     pub fn hash(&self) -> String {
         let json = serde_json::to_string(self).expect("config serialises");
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -117,6 +117,10 @@ impl ExperimentConfig {
             }
         };
         feed(json.as_bytes());
+        if let Some(p) = self.traffic.trace.as_ref().and_then(|t| t.program.as_ref()) {
+            feed(b"\0trace");
+            feed(&p.digest.to_le_bytes());
+        }
         for frames in self.trace_frames() {
             feed(b"\0frames");
             for f in frames.iter() {

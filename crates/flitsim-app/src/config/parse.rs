@@ -270,8 +270,12 @@ fn read_mpi_trace(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (Strin
     let base = std::path::Path::new(origin).parent().filter(|p| p.exists());
     let at = |p: &str| base.map_or_else(|| std::path::PathBuf::from(p), |b| b.join(p));
     let full = at(&tc.path);
-    let file = std::fs::File::open(&full)
-        .map_err(|e| ("traffic.trace.path".to_string(), format!("{}: {e}", full.display())))?;
+    let file = std::fs::File::open(&full).map_err(|e| {
+        (
+            "traffic.trace.path".to_string(),
+            format!("{}: {e}", full.display()),
+        )
+    })?;
     let program = flitsim_sim::replay::vef::read(
         std::io::BufReader::new(file),
         &full.display().to_string(),
@@ -315,7 +319,9 @@ fn read_mpi_trace(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (Strin
                 return Err(bad(format!("{l:?}: expected `task endpoint`")));
             };
             if t >= tasks {
-                return Err(bad(format!("task {t} does not exist (the trace has {tasks})")));
+                return Err(bad(format!(
+                    "task {t} does not exist (the trace has {tasks})"
+                )));
             }
             if map[t] != u32::MAX {
                 return Err(bad(format!("task {t} is mapped twice")));

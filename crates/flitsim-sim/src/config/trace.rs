@@ -89,9 +89,7 @@ impl TraceConfig {
                 if load[e as usize] > tpe {
                     return Err(ParamError::new(
                         "traffic.trace.mapping",
-                        format!(
-                            "endpoint {e} gets more than tasks_per_endpoint = {tpe} tasks"
-                        ),
+                        format!("endpoint {e} gets more than tasks_per_endpoint = {tpe} tasks"),
                     ));
                 }
             }

@@ -375,13 +375,13 @@ impl Network {
         let replay = match &cfg.traffic.trace {
             None => None,
             Some(tc) => {
-                let program = tc
-                    .program
-                    .clone()
-                    .ok_or_else(|| err(format!("traffic.trace.path: {:?}: the trace has not been read", tc.path)))?;
-                let endpoints = tc
-                    .endpoints(n, cfg.seed)
-                    .map_err(|e| err(e.to_string()))?;
+                let program = tc.program.clone().ok_or_else(|| {
+                    err(format!(
+                        "traffic.trace.path: {:?}: the trace has not been read",
+                        tc.path
+                    ))
+                })?;
+                let endpoints = tc.endpoints(n, cfg.seed).map_err(|e| err(e.to_string()))?;
                 Some(Box::new(crate::replay::Replay::new(
                     program,
                     endpoints,

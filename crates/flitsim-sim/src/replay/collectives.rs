@@ -96,7 +96,10 @@ pub fn expand(c: &Collective) -> Vec<Vec<Vec<Step>>> {
     }
     // Adds a transfer in round `r` from rank `a` to rank `b`.
     let mut add = |r: usize, a: u32, b: u32, bytes: u64| {
-        for (x, step) in [(a, Step::Send { peer: b, bytes }), (b, Step::Recv { peer: a })] {
+        for (x, step) in [
+            (a, Step::Send { peer: b, bytes }),
+            (b, Step::Recv { peer: a }),
+        ] {
             let rs = &mut rounds[x as usize];
             if rs.len() <= r {
                 rs.resize(r + 1, Vec::new());
@@ -170,7 +173,12 @@ pub fn expand(c: &Collective) -> Vec<Vec<Vec<Step>>> {
             for k in 0..p - 1 {
                 for r in 0..p {
                     let origin = (r + p - k) % p;
-                    add(k as usize, r, (r + 1) % p, parts[origin as usize].send_bytes);
+                    add(
+                        k as usize,
+                        r,
+                        (r + 1) % p,
+                        parts[origin as usize].send_bytes,
+                    );
                 }
             }
         }
@@ -259,8 +267,11 @@ mod tests {
                 has[root as usize] = true;
                 for k in 0..8 {
                     let now: Vec<_> = s.iter().filter(|x| x.0 == k).collect();
-                    for &&(_, a, b) in &now {
-                        assert!(has[a as usize], "p {p} root {root}: {a} sends before receiving");
+                    for &&(_, a, _) in &now {
+                        assert!(
+                            has[a as usize],
+                            "p {p} root {root}: {a} sends before receiving"
+                        );
                     }
                     for &&(_, _, b) in &now {
                         assert!(!has[b as usize]);
@@ -277,7 +288,13 @@ mod tests {
 
     #[test]
     fn reduce_runs_the_tree_backwards_to_the_root() {
-        let c = coll(CollectiveOp::Reduce, 8, |t| if t == 3 { (8, 8) } else { (8, 0) });
+        let c = coll(CollectiveOp::Reduce, 8, |t| {
+            if t == 3 {
+                (8, 8)
+            } else {
+                (8, 0)
+            }
+        });
         let s = sends(&expand(&c));
         assert_eq!(s.len(), 7);
         // The last round sends into the root.
@@ -320,10 +337,27 @@ mod tests {
 
     #[test]
     fn transfer_counts_match_the_algorithms() {
-        let n = |op, p| sends(&expand(&coll(op, p, |t| if t == 0 { (64, 64) } else { (64, 0) }))).len();
+        let n = |op, p| {
+            sends(&expand(&coll(op, p, |t| {
+                if t == 0 {
+                    (64, 64)
+                } else {
+                    (64, 0)
+                }
+            })))
+            .len()
+        };
         assert_eq!(n(CollectiveOp::Allreduce, 8), 8 * 3, "recursive doubling");
-        assert_eq!(n(CollectiveOp::Allreduce, 6), 6 * 10, "ring: 2(p − 1) rounds");
-        assert_eq!(n(CollectiveOp::Barrier, 5), 5 * 3, "dissemination: ⌈log2 5⌉ rounds");
+        assert_eq!(
+            n(CollectiveOp::Allreduce, 6),
+            6 * 10,
+            "ring: 2(p − 1) rounds"
+        );
+        assert_eq!(
+            n(CollectiveOp::Barrier, 5),
+            5 * 3,
+            "dissemination: ⌈log2 5⌉ rounds"
+        );
         assert_eq!(n(CollectiveOp::AllToAll, 5), 5 * 4);
         assert_eq!(n(CollectiveOp::Allgather, 5), 5 * 4);
         assert_eq!(n(CollectiveOp::Gather, 5), 4);

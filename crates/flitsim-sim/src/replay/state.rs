@@ -221,7 +221,15 @@ impl Replay {
         }
     }
 
-    fn inject(&mut self, id: u32, src: u32, dst: u32, bytes: u64, t: Cycle, out: &mut Vec<Injection>) {
+    fn inject(
+        &mut self,
+        id: u32,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        t: Cycle,
+        out: &mut Vec<Injection>,
+    ) {
         let (se, de) = (self.endpoint[src as usize], self.endpoint[dst as usize]);
         self.transfers += 1;
         if se == de {
@@ -247,7 +255,14 @@ impl Replay {
 
     /// Starts `round` of `rank` in collective `coll` at `t`: injects its sends and checks
     /// whether it is already complete (no steps, or its receives arrived early).
-    fn start_round(&mut self, coll: u32, rank: u32, round: u32, t: Cycle, out: &mut Vec<Injection>) {
+    fn start_round(
+        &mut self,
+        coll: u32,
+        rank: u32,
+        round: u32,
+        t: Cycle,
+        out: &mut Vec<Injection>,
+    ) {
         let (c, r) = (coll as usize, rank as usize);
         if round as usize >= self.rounds[c][r].len() {
             self.finish_collective(coll, rank, t);

@@ -61,7 +61,9 @@ pub fn read(input: impl BufRead, origin: &str, cycle_ns: f64) -> Result<TracePro
         }
     }
     let Some([messages, comms, globals, locals, _]) = header else {
-        return Err(format!("{origin}: empty file: expected the header `VEF <tasks> …`"));
+        return Err(format!(
+            "{origin}: empty file: expected the header `VEF <tasks> …`"
+        ));
     };
     let end = |m: String| format!("{origin}: at the end: {m}");
     if (r.comms.len() as u64) < comms {
@@ -171,7 +173,12 @@ impl Reader<'_> {
         let id = f[0]
             .strip_prefix('C')
             .and_then(|x| x.parse::<usize>().ok())
-            .ok_or_else(|| self.err(format!("expected a communicator line `C<id> <task> …`, found {:?}", f[0])))?;
+            .ok_or_else(|| {
+                self.err(format!(
+                    "expected a communicator line `C<id> <task> …`, found {:?}",
+                    f[0]
+                ))
+            })?;
         if id != self.comms.len() {
             return Err(self.err(format!(
                 "communicator C{id} out of order: expected C{}",
@@ -212,9 +219,9 @@ impl Reader<'_> {
             }
             return Ok(Dep::Start);
         }
-        let id: u64 = dep_id.parse().map_err(|_| {
-            self.err(format!("dep_id {dep_id:?} is not a record id"))
-        })?;
+        let id: u64 = dep_id
+            .parse()
+            .map_err(|_| self.err(format!("dep_id {dep_id:?} is not a record id")))?;
         match code {
             1 | 2 => {
                 let Some(&i) = self.msg_index.get(&id) else {
@@ -223,13 +230,21 @@ impl Reader<'_> {
                     )));
                 };
                 let m = &self.program.messages[i as usize];
-                let (who, role) = if code == 1 { (m.src, "sent") } else { (m.dst, "received") };
+                let (who, role) = if code == 1 {
+                    (m.src, "sent")
+                } else {
+                    (m.dst, "received")
+                };
                 if who != task {
                     return Err(self.err(format!(
                         "task {task} depends on having {role} message {id}, which task {who} {role}"
                     )));
                 }
-                Ok(if code == 1 { Dep::Sent(i) } else { Dep::Received(i) })
+                Ok(if code == 1 {
+                    Dep::Sent(i)
+                } else {
+                    Dep::Received(i)
+                })
             }
             3 => {
                 let Some(&i) = self.coll_index.get(&id) else {
@@ -314,9 +329,9 @@ impl Reader<'_> {
             Some(&i) => i,
             None => {
                 if self.last_coll_id.is_some_and(|l| id <= l) {
-                    return Err(self.err(format!(
-                        "collective id G{id} is not above the previous one"
-                    )));
+                    return Err(
+                        self.err(format!("collective id G{id} is not above the previous one"))
+                    );
                 }
                 self.last_coll_id = Some(id);
                 let i = self.program.collectives.len() as u32;
@@ -385,20 +400,56 @@ mod tests {
     fn bad_traces_name_file_and_line() {
         for (text, want) in [
             ("", "t.vef: empty file"),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\n", "t.vef: at the end: the header announces 1 messages, the file has 0"),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 1 0 5\n", "t.vef: line 3: depends on message 5, which is not an earlier message"),
-            ("VEF 2 2 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 0 -1\n1 0 1 8 2 0 0\n", "line 4: task 0 depends on having received message 0, which task 1 received"),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 7 8 0 0 -1\n", "line 3: destination task 7 does not exist"),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\nX 0 1 8 0 0 -1\n", "line 3: message id \"X\""),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 0\n", "line 3: expected a message"),
-            ("VEF 2 0 1 1 2 TRUE\nC0 0 1\nG0 0 9 0 8 8 0 0 -1\n", "line 3: collective operation 9"),
-            ("VEF 2 0 1 1 2 TRUE\nC0 0 1\nG0 0 2 0 8 8 0 0 -1\n", "at the end: the header announces 1 collectives with 2 participations"),
-            ("VEF 2 0 1 1 1 TRUE\nC0 0 1\nG0 0 2 0 8 8 0 0 -1\n", "collective G0 has 1 of its communicator's 2 tasks"),
-            ("VEF 2 0 1 0 0 TRUE\nC0 0 1\n0 0 1 8 3 0 4\n", "line 3: depends on collective G4"),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\n",
+                "t.vef: at the end: the header announces 1 messages, the file has 0",
+            ),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 1 0 5\n",
+                "t.vef: line 3: depends on message 5, which is not an earlier message",
+            ),
+            (
+                "VEF 2 2 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 0 -1\n1 0 1 8 2 0 0\n",
+                "line 4: task 0 depends on having received message 0, which task 1 received",
+            ),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 7 8 0 0 -1\n",
+                "line 3: destination task 7 does not exist",
+            ),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\nX 0 1 8 0 0 -1\n",
+                "line 3: message id \"X\"",
+            ),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 0\n",
+                "line 3: expected a message",
+            ),
+            (
+                "VEF 2 0 1 1 2 TRUE\nC0 0 1\nG0 0 9 0 8 8 0 0 -1\n",
+                "line 3: collective operation 9",
+            ),
+            (
+                "VEF 2 0 1 1 2 TRUE\nC0 0 1\nG0 0 2 0 8 8 0 0 -1\n",
+                "at the end: the header announces 1 collectives with 2 participations",
+            ),
+            (
+                "VEF 2 0 1 1 1 TRUE\nC0 0 1\nG0 0 2 0 8 8 0 0 -1\n",
+                "collective G0 has 1 of its communicator's 2 tasks",
+            ),
+            (
+                "VEF 2 0 1 0 0 TRUE\nC0 0 1\n0 0 1 8 3 0 4\n",
+                "line 3: depends on collective G4",
+            ),
             ("VEF 2 0 1 0 0 MAYBE\n", "line 1: only_send_deps"),
             ("VEF x\n", "line 1: expected the header"),
-            ("VEF 2 2 1 0 0 TRUE\nC0 0 1\n1 0 1 8 0 0 -1\n0 0 1 8 0 0 -1\n", "line 4: message id 0 is not above"),
-            ("VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 -5 -1\n", "line 3: time \"-5\""),
+            (
+                "VEF 2 2 1 0 0 TRUE\nC0 0 1\n1 0 1 8 0 0 -1\n0 0 1 8 0 0 -1\n",
+                "line 4: message id 0 is not above",
+            ),
+            (
+                "VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 8 0 -5 -1\n",
+                "line 3: time \"-5\"",
+            ),
         ] {
             let e = parse(text).unwrap_err();
             assert!(e.contains(want), "want {want:?} in {e:?}");
