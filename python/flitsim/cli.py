@@ -478,6 +478,23 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
             f"no flit moved since cycle {dl.get('last_progress')}; stopped at cycle "
             f"{dl.get('cycle')}; blocked: {where}{more}",
         )
+    tr = r.get("trace")
+    if tr:
+        if tr.get("complete"):
+            ns = tr.get("execution_time_ns")
+            twin = f" ({_fmt(ns / 1e6, 3)} ms)" if ns is not None else ""
+            done = f"execution time {_fmt(tr.get('execution_time'), 0)} cycles{twin}"
+        else:
+            left = sum(1 for f in tr.get("finish") or () if f is None)
+            done = f"INCOMPLETE: {left} tasks had not finished when the run stopped"
+        item(
+            "trace",
+            f"{tr.get('tasks')} tasks, {tr.get('messages')} messages, "
+            f"{tr.get('collectives')} collectives; {done}",
+        )
+    flows = r.get("flows")
+    if flows:
+        item("flows", f"{len(flows)}")
     cdg = r.get("cdg")
     if cdg:
         item("deadlock-free", _yes_no(cdg.get("deadlock_free")) + " (channel dependency graph)")

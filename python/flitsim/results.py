@@ -362,6 +362,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("network_latency", "count"),
     ("cdg",),
     ("units",),
+    ("trace",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

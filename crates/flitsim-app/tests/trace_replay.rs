@@ -211,3 +211,18 @@ fn bad_trace_experiments_are_named() {
     let e = err(&pp, &exp(4, "mapping = \"nowhere.txt\""));
     assert!(e.contains("not a readable mapping file"), "{e}");
 }
+
+#[test]
+fn the_documented_example_replays_to_the_end() {
+    // TRACES.md's 4-task example: 2 messages and an allreduce (recursive doubling: 2 rounds
+    // of 4 transfers), whose participations wait for a send, receives and nothing.
+    let vef = "VEF 4 2 2 1 4 FALSE\nC0 0 1 2 3\nC1 0 1\n0 0 1 1024 0 0 -1\n1 1 2 2048 2 500 0\nG0 0 2 0 8 8 1 0 0\nG0 0 2 1 8 8 2 100 0\nG0 0 2 2 8 8 2 0 1\nG0 0 2 3 8 8 0 0 -1\n";
+    let r = replay("doc", vef, &exp(4, ""));
+    let t = r.trace.unwrap();
+    assert!(t.complete);
+    assert_eq!((t.messages, t.collectives, t.transfers), (2, 1, 2 + 8));
+    // Message 1 leaves 500 ns after message 0 (16 flits, T = 18) arrived, and takes 34
+    // cycles (32 flits in two 16-flit packets back to back); the allreduce follows.
+    assert!(t.execution_time.unwrap() > 18 + 500 + 34);
+    assert!(t.finish.iter().all(Option::is_some));
+}
