@@ -193,3 +193,23 @@ fn nue_refuses_a_disconnected_fabric() {
         .unwrap_err();
     assert!(e.to_string().contains("disconnected"), "{e}");
 }
+
+#[test]
+fn impasses_use_escape_routes_and_stay_deadlock_free() {
+    // Dense enough that the search on one layer's CDG reaches impasses.
+    let topo = generators::from_spec("kautz:b=3,n=3,total_endpoints=256").unwrap();
+    for vls in [1, 2] {
+        let (f, stats) = NueEngine::default()
+            .route_with_stats(&topo, &RoutingRequest { vls, classes: 1 })
+            .unwrap();
+        assert!(
+            stats.fallbacks > 0 && stats.escape_switches > 0,
+            "{stats:?}"
+        );
+        assert!(stats.blocked > 0 && stats.dependencies > 0, "{stats:?}");
+        let r = cdg::verify(&topo, &f).unwrap();
+        assert!(r.deadlock_free, "{:?}", r.cycle);
+        f.check_routes(&topo).unwrap();
+        assert!(f.lft.iter().flatten().all(|&p| p != NO_ROUTE));
+    }
+}
