@@ -27,9 +27,9 @@ use std::collections::{BinaryHeap, VecDeque};
 ///
 /// **Routing on the CDG.** Each layer keeps its own channel dependency graph (channels =
 /// directed switch-to-switch links). Layers are routed one after the other, and the
-/// destinations of a layer one after the other, interleaved over their switches (the first
-/// endpoint of each switch in switch order, then the second, …; this balanced better than id
-/// order, which routes a switch's endpoints back to back). Each destination gets a Dijkstra
+/// destinations of a layer one after the other in id order (interleaving them over their
+/// switches balanced random networks up to 2 % better at 1 VL, but a 3-level fat tree 9 %
+/// worse, where id order gives exactly SSSP's paths). Each destination gets a Dijkstra
 /// search that starts at its switch and grows a tree outwards, one switch at a time: a switch
 /// `x` may join the tree through the channel `x → p` of an already settled neighbour `p` only
 /// if the dependency of that channel on `p`'s own channel (towards the destination) is already
@@ -673,17 +673,7 @@ fn route_layers(
                 "nue: the escape paths of a layer form a dependency cycle (internal error)".into(),
             ));
         }
-        // The layer's destinations, interleaved over their switches: the first endpoint of
-        // every switch (in switch order), then the second, and so on.
-        let mut dests: Vec<(u32, u32, usize)> = Vec::new();
-        let mut seen = vec![0u32; n];
         for e in (0..n_ep).filter(|&e| layer_of[e] as usize == l) {
-            let s = home[e].0 as usize;
-            dests.push((seen[s], s as u32, e));
-            seen[s] += 1;
-        }
-        dests.sort_unstable();
-        for (_, _, e) in dests {
             flitsim_topology::cancel::check()?;
             let (t, eport) = home[e];
             cdg.begin();
