@@ -213,3 +213,27 @@ fn impasses_use_escape_routes_and_stay_deadlock_free() {
         assert!(f.lft.iter().flatten().all(|&p| p != NO_ROUTE));
     }
 }
+
+#[test]
+fn random_networks_at_every_budget_are_deadlock_free_and_connected() {
+    let mut routed = 0;
+    for seed in 0..40u32 {
+        let switches = 5 + seed % 12;
+        let eps = 1 + seed % 3;
+        let free = (8 - eps) * switches / 2;
+        let links = (switches - 1) + seed % (free - switches + 2);
+        let spec =
+            format!("random:switches={switches},ports=8,endpoints={eps},links={links},seed={seed}");
+        let Ok(topo) = generators::from_spec(&spec) else {
+            continue;
+        };
+        for vls in 1..=4 {
+            let f = NueEngine::default()
+                .route(&topo, &RoutingRequest { vls, classes: 1 })
+                .unwrap_or_else(|e| panic!("{spec}, {vls} VLs: {e}"));
+            check(&topo, &f, vls);
+        }
+        routed += 1;
+    }
+    assert!(routed >= 30, "{routed}");
+}
