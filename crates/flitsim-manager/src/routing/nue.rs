@@ -35,9 +35,9 @@ use std::collections::{BinaryHeap, VecDeque};
 /// if the dependency of that channel on `p`'s own channel (towards the destination) is already
 /// in the layer's CDG or can be added without closing a cycle. Dependencies that would close a
 /// cycle are blocked for the rest of the layer (the CDG only grows from one destination to the
-/// next, so they stay cyclic). Acyclicity is kept incrementally with
-/// the dynamic topological order of Pearce & Kelly: adding `a → b` with `a` already before
-/// `b` is free, otherwise only the channels ordered between them are searched.
+/// next, so they stay cyclic). Acyclicity is kept incrementally with the dynamic topological
+/// order of Pearce & Kelly: adding `a → b` with `a` already before `b` is free, otherwise only
+/// the channels ordered between them are searched.
 ///
 /// **Cost and balance.** A path's cost is the pair (hops, accumulated link weight), compared
 /// lexicographically as in [`super::SsspEngine`]; among candidates of equal cost those whose
