@@ -116,7 +116,7 @@ impl NueEngine {
         }
         let lanes = fit_lanes(limit, 1, req.classes, "nue")?;
         let n_ep = topo.num_endpoints();
-        let net = Net::new(topo);
+        let net = Net::new(topo)?;
         // Regions are made of switches, so there are at most as many as switches with
         // endpoints; layers left empty are dropped, so that `layers` is the VLs used.
         let sources = net.eps.iter().filter(|&&k| k > 0).count();
@@ -167,7 +167,9 @@ struct Net {
 }
 
 impl Net {
-    fn new(topo: &Topology) -> Self {
+    /// Fails when the possible dependencies (the sum over switches of in-degree × out-degree)
+    /// do not fit the 32-bit turn index.
+    fn new(topo: &Topology) -> Result<Self, RoutingError> {
         let n = topo.num_switches();
         let mut off = Vec::with_capacity(n + 1);
         let (mut from, mut to, mut port, mut to_port) = (vec![], vec![], vec![], vec![]);
@@ -194,13 +196,21 @@ impl Net {
             })
             .collect();
         let mut turn_off = Vec::with_capacity(from.len() + 1);
-        let mut acc = 0u32;
+        let mut acc = 0u64;
         for &t in &to {
-            turn_off.push(acc);
-            acc += off[t as usize + 1] - off[t as usize];
+            turn_off.push(acc as u32);
+            acc += (off[t as usize + 1] - off[t as usize]) as u64;
+            if acc > u32::MAX as u64 {
+                return Err(RoutingError::Unroutable(format!(
+                    "nue: the switch graph has more than {} possible channel dependencies \
+                     (switch-to-switch links arriving × leaving at every switch), more than \
+                     nue's dependency graph can index",
+                    u32::MAX
+                )));
+            }
         }
-        turn_off.push(acc);
-        Net {
+        turn_off.push(acc as u32);
+        Ok(Net {
             off,
             from,
             to,
@@ -208,7 +218,7 @@ impl Net {
             back,
             eps,
             turn_off,
-        }
+        })
     }
 
     fn switches(&self) -> usize {
