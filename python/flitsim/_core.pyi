@@ -125,12 +125,14 @@ def route_json(
     classes: int = 1,
     out_dir: Optional[str] = None,
     options_json: Optional[str] = None,
+    guid2lid: Optional[str] = None,
 ) -> str:
     """Route a topology, verify its channel dependency graph and return the report as JSON
     (``engine``, ``switches``, ``endpoints``, ``vls_used``, ``deadlock_free``,
     ``runtime_seconds``, ``max_hops``, ``mean_hops``, ``routing_sls``, ``layers`` (VLs per class
     needed for deadlock freedom, ``None`` when unknown), ``memory_bytes``,
-    ``cdg`` with per-VL verdicts, ``cycle``, ``files``, …).
+    ``cdg`` with per-VL verdicts, ``cycle``, ``files``, ``lids_assigned``, …). ``guid2lid``
+    names an OpenSM LID cache to take LIDs from; with ``out_dir`` nodes without a LID get one.
 
     With ``out_dir`` the OpenSM dumps (``opensm-lfts.dump``, ``guid2lid``,
     ``opensm-sl2vl.dump``, ``path-sl.txt``) are written there, all four or none.

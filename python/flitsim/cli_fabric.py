@@ -157,16 +157,18 @@ def format_topo_info(i: Dict[str, Any]) -> str:
 
 def _shape(s: Dict[str, Any]) -> str:
     kind = s.get("kind", "irregular")
-    if kind == "torus":
-        sides = "x".join(str(x) for x in s.get("sides", []))
-        name = "torus" if s.get("wrap") else "mesh"
-        return f"{name} {sides}"
-    if kind == "kary_n_tree":
-        return f"{s.get('k')}-ary {s.get('n')}-tree"
-    if kind == "xgft":
-        m = ",".join(str(x) for x in s.get("m", []))
-        w = ",".join(str(x) for x in s.get("w", []))
-        return f"XGFT({s.get('h')}; {m}; {w})"
+    if kind in ("torus", "mesh"):
+        dims = "x".join(str(x) for x in s.get("dims", []))
+        how = " (recognised from the links)" if s.get("detected") else ""
+        return f"{kind} {dims}{how}"
+    if kind == "fat_tree":
+        if s.get("family") == "kary_n_tree":
+            return f"{s.get('k')}-ary {s.get('n')}-tree"
+        if s.get("family") == "xgft":
+            m = ",".join(str(x) for x in s.get("m", []))
+            w = ",".join(str(x) for x in s.get("w", []))
+            return f"XGFT({s.get('h')}; {m}; {w})"
+        return f"fat tree, {s.get('levels')} levels"
     return str(kind)
 
 
@@ -195,6 +197,14 @@ def _shape(s: Dict[str, Any]) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Write the OpenSM dumps into DIR (all four files or none).",
+)
+@click.option(
+    "--guid2lid",
+    "guid2lid",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Take LIDs from this OpenSM guid2lid file (nodes it does not list keep theirs or get "
+    "one assigned).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
@@ -235,6 +245,7 @@ def route(
     max_vls: int,
     classes: int,
     out_dir: Optional[Path],
+    guid2lid: Optional[Path],
     as_json: bool,
     heuristic: Optional[str],
     online: bool,
@@ -244,6 +255,9 @@ def route(
     roots: Tuple[str, ...],
 ) -> None:
     """Route TOPO with an engine, check deadlock freedom and report path lengths.
+
+    With --out, nodes without a LID (ibsim net files, say) get one first: LIDs the input has
+    are kept, the rest assigned in order (switches, then CA ports, in file order).
 
     \b
     Examples:
@@ -269,6 +283,7 @@ def route(
         classes,
         None if out_dir is None else str(out_dir),
         json.dumps(options),
+        None if guid2lid is None else str(guid2lid),
     )
     if as_json:
         click.echo(text)
@@ -301,6 +316,8 @@ def format_route(r: Dict[str, Any]) -> str:
     if cycle:
         hops = " -> ".join(f"{c['switch']}:{c['ib_port']}/vl{c['vl']}" for c in cycle)
         lines.append(f"cycle           {hops}")
+    if r.get("lids_assigned"):
+        lines.append(f"LIDs assigned   {r.get('lids_assigned')} (nodes the input gave none)")
     for path in r.get("files") or []:
         lines.append(f"wrote           {path}")
     return "\n".join(lines)

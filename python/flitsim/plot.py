@@ -39,8 +39,9 @@ touching pyplot's global state. The statistics they draw (:func:`mean_ci`,
 here.
 
 ``throughput_over_time_figure(result)`` draws one run's delivered-flits time series
-(``run.timeseries_bin``), one line per class; sweeps do not store time series, so it is not
-among the sweep figures.
+(``run.timeseries_bin``), one line per class, and ``flow_throughput_over_time_figure(result)``
+one line per flow (MB/s against µs with ``[units]``); sweeps do not store time series, so they
+are not among the sweep figures.
 
 The figures are drawn in the private package ``flitsim._plots`` (``load``: the first three;
 ``cdf``; ``qos``: the two per-SL ones; ``common``: what they share) and are public here.
@@ -81,7 +82,7 @@ from ._plots.qos import (  # noqa: F401 - re-exported
     sl_latency_vs_offered_figure,
     sl_share_vs_offered_figure,
 )
-from ._plots.timeseries import throughput_over_time_figure
+from ._plots.timeseries import flow_throughput_over_time_figure, throughput_over_time_figure
 from .stats import (  # noqa: F401 - re-exported: the statistics the figures draw
     CONFIDENCE,
     LOAD_KEY,
@@ -104,6 +105,7 @@ __all__ = [
     "Estimate",
     "accepted_vs_offered_figure",
     "figures",
+    "flow_throughput_over_time_figure",
     "latency_cdf_figure",
     "latency_vs_load_figure",
     "load",
@@ -198,8 +200,9 @@ def plot_run(
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
     """Draw ``throughput_over_time`` of one run's JSON result (``flitsim run --json`` of an
-    experiment with ``run.timeseries_bin``) and save it in every format of ``formats`` into
-    ``dest`` (default: the file's directory). Returns the written paths."""
+    experiment with ``run.timeseries_bin``), and ``flow_throughput_over_time`` when the run
+    has flows, and save them in every format of ``formats`` into ``dest`` (default: the
+    file's directory). Returns the written paths."""
     import json
 
     fmts = _formats(formats)
@@ -214,8 +217,10 @@ def plot_run(
             "over time)"
         )
     _matplotlib()
-    fig = throughput_over_time_figure(summary)
-    return save_figures({"throughput_over_time": fig}, dest or path.parent, fmts)
+    figs = {"throughput_over_time": throughput_over_time_figure(summary)}
+    if (summary.get("timeseries") or {}).get("flows"):
+        figs["flow_throughput_over_time"] = flow_throughput_over_time_figure(summary)
+    return save_figures(figs, dest or path.parent, fmts)
 
 
 def save_figures(

@@ -3,8 +3,8 @@
 :class:`Result` wraps the engine's JSON summary. It reads like that summary (it is a
 read-only :class:`collections.abc.Mapping`, so ``r["accepted_load"]``, ``r.get(...)``,
 ``"x" in r`` and ``dict(r)`` all work) and adds Arrow views of its list-shaped parts:
-:attr:`Result.per_sl`, :attr:`Result.ports`, :attr:`Result.latency_histogram` and
-:attr:`Result.timeseries`.
+:attr:`Result.per_sl`, :attr:`Result.ports`, :attr:`Result.latency_histogram`,
+:attr:`Result.flows` and :attr:`Result.timeseries`.
 
 The row builders at the bottom (:func:`summary_row`, :func:`per_sl_rows`,
 :func:`histogram_rows`) are shared with :mod:`flitsim.sweep`, so a sweep's tables have exactly
@@ -124,7 +124,9 @@ class Result(Mapping):
         ``latency_{mean,p50,p99,max,count}``, ``network_latency_{mean,p50,p99,max,count}``,
         ``message_latency_{mean,p50,p99,max,count}`` (a message: what a source generates, one
         or more packets; ``count`` counts messages), ``jitter_std`` and
-        ``jitter_p99_minus_p50`` (of the message latency).
+        ``jitter_p99_minus_p50`` (of the message latency). With ``[units]`` also
+        ``latency_ns_*``, ``network_latency_ns_*``, ``message_latency_ns_*`` (mean, p50, p99,
+        max), ``jitter_std_ns``, ``offered_gbps``, ``accepted_gbps`` and ``accepted_mbps``.
         """
         return self._table("per_sl", _build_per_sl)
 
@@ -144,10 +146,26 @@ class Result(Mapping):
         return self._table("latency_histogram", _build_histogram)
 
     @property
+    def flows(self) -> "pa.Table":
+        """One row per flow (``[[traffic.flow]]`` and ``[[traffic.flow_set]]``): ``id``,
+        ``src``, ``dst``, ``sl``, ``class``, ``start``, ``stop``, ``offered_rate`` and
+        ``accepted_rate`` (flits/cycle of the flow in the window), ``generated_flits``,
+        ``delivered_flits``, ``message_latency_{mean,p50,p99,max,count}``, ``jitter_std``,
+        ``jitter_p99_minus_p50``; with ``[units]`` also ``offered_mbps``, ``accepted_mbps``,
+        ``accepted_gbps``, ``generated_bytes``, ``delivered_bytes`` and
+        ``message_latency_ns_{mean,p50,p99,max}``.
+
+        Empty (same columns) when the run had no flows.
+        """
+        return self._table("flows", _build_flows)
+
+    @property
     def timeseries(self) -> "pa.Table":
-        """Delivered flits per class over time, one row per (bin, class): ``bin_start``
-        (cycle the bin starts), ``bin_cycles`` (its width, ``run.timeseries_bin``), ``sl``,
-        ``name``, ``flits``.
+        """Delivered flits per class and per flow over time, one row per (bin, class) and per
+        (bin, flow): ``bin_start`` (cycle the bin starts), ``bin_cycles`` (its width,
+        ``run.timeseries_bin``), ``sl``, ``name`` (the class), ``flits``, ``flow`` (the flow
+        id; null on a class's rows, which count every flit of the class, its flows' included);
+        with ``[units]`` also ``bytes`` (flits × ``units.flit_bytes``) and ``bin_start_ns``.
 
         The bins cover the whole run (warm-up, measurement window and drain). Empty (same
         columns) when the run had no ``run.timeseries_bin``.
@@ -247,6 +265,17 @@ _RESULT_PER_SL_COLUMNS: Tuple[_Column, ...] = (
     _Column("jitter_p99_minus_p50", ("jitter", "p99_minus_p50"), "float"),
 )
 
+# A class's physical twins (`ClassPhysical`, only with `[units]`), in `Result.per_sl`.
+_PER_SL_PHYSICAL_COLUMNS: Tuple[_Column, ...] = (
+    *_latency_columns("latency_ns", _LATENCY_STATS),
+    *_latency_columns("network_latency_ns", _LATENCY_STATS),
+    *_latency_columns("message_latency_ns", _LATENCY_STATS),
+    _Column("jitter_std_ns", ("jitter_std_ns",)),
+    _Column("offered_gbps", ("offered_gbps",)),
+    _Column("accepted_gbps", ("accepted_gbps",)),
+    _Column("accepted_mbps", ("accepted_mbps",)),
+)
+
 # One row per switch port (`PortResult`).
 _PORT_COLUMNS: Tuple[_Column, ...] = (
     _Column("switch", ("switch",)),
@@ -275,12 +304,47 @@ _TIMESERIES_COLUMNS: Tuple[_Column, ...] = (
     _Column("flits", ("timeseries", "classes", "[]", "flits")),
 )
 
+# The flows' rows of the time series (the class and flit columns above, plus the flow id).
+_TIMESERIES_FLOW_COLUMNS: Tuple[_Column, ...] = (
+    _Column("flow", ("timeseries", "flows", "[]", "flow")),
+    _Column("flits", ("timeseries", "flows", "[]", "flits")),
+)
+
+# One row per flow (`FlowResult`).
+_FLOW_COLUMNS: Tuple[_Column, ...] = (
+    _Column("id", ("id",)),
+    _Column("src", ("src",)),
+    _Column("dst", ("dst",)),
+    _Column("sl", ("sl",)),
+    _Column("class", ("class",)),
+    _Column("start", ("start",)),
+    _Column("stop", ("stop",)),
+    _Column("offered_rate", ("offered_rate",)),
+    _Column("accepted_rate", ("accepted_rate",)),
+    _Column("generated_flits", ("generated_flits",)),
+    _Column("delivered_flits", ("delivered_flits",)),
+    *_latency_columns("message_latency", (*_LATENCY_STATS, "count")),
+    _Column("jitter_std", ("jitter", "std")),
+    _Column("jitter_p99_minus_p50", ("jitter", "p99_minus_p50"), "float"),
+)
+
+# A flow's physical twins (`FlowPhysical`, only with `[units]`).
+_FLOW_PHYSICAL_COLUMNS: Tuple[_Column, ...] = (
+    _Column("offered_mbps", ("offered_mbps",)),
+    _Column("accepted_mbps", ("accepted_mbps",)),
+    _Column("accepted_gbps", ("accepted_gbps",)),
+    _Column("generated_bytes", ("generated_bytes",)),
+    _Column("delivered_bytes", ("delivered_bytes",)),
+    *_latency_columns("message_latency_ns", _LATENCY_STATS),
+)
+
 # The summary's lists and the columns of one of their elements: (field, columns).
 # Each of these tables reads every field of its element type.
 _LIST_TABLES: Tuple[Tuple[str, Tuple[_Column, ...]], ...] = (
-    ("per_sl", _RESULT_PER_SL_COLUMNS),
+    ("per_sl", _RESULT_PER_SL_COLUMNS + _PER_SL_PHYSICAL_COLUMNS),
     ("ports", _PORT_COLUMNS),
     ("latency_histogram", _HISTOGRAM_COLUMNS),
+    ("flows", _FLOW_COLUMNS + _FLOW_PHYSICAL_COLUMNS),
 )
 
 # Fields of the summary that no table holds (a sweep's tables carry `seed`, `config_hash` and
@@ -297,6 +361,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("latency", "count"),
     ("network_latency", "count"),
     ("cdg",),
+    ("units",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
@@ -310,10 +375,8 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
 
 def _build_per_sl(summary: Mapping[str, Any]) -> "pa.Table":
     classes = measured(summary).get("per_sl") or ()
-    return _from_rows(
-        [_cells(c, _RESULT_PER_SL_COLUMNS) for c in classes],
-        _schema([], "ClassResult", _RESULT_PER_SL_COLUMNS),
-    )
+    columns = _RESULT_PER_SL_COLUMNS + (_PER_SL_PHYSICAL_COLUMNS if _physical(summary) else ())
+    return _from_rows([_cells(c, columns) for c in classes], _schema([], "ClassResult", columns))
 
 
 def _build_timeseries(summary: Mapping[str, Any]) -> "pa.Table":
@@ -323,14 +386,35 @@ def _build_timeseries(summary: Mapping[str, Any]) -> "pa.Table":
     width = ts.get("bin")
     rows = [
         {"bin_start": i * width, "bin_cycles": width, "sl": c.get("sl"), "name": c.get("name"),
-         "flits": flits}
+         "flow": None, "flits": flits}
         for c in ts.get("classes") or ()
         for i, flits in enumerate(c.get("flits") or ())
     ]
-    schema = pa.schema([pa.field("bin_start", pa.int64()), pa.field("bin_cycles", pa.int64()),
-                        pa.field("sl", pa.int64()), pa.field("name", pa.string()),
-                        pa.field("flits", pa.int64())])
-    return _from_rows(rows, schema)
+    flows = {f.get("id"): f for f in summary.get("flows") or ()}
+    for s in ts.get("flows") or ():
+        f = flows.get(s.get("flow")) or {}
+        rows += [
+            {"bin_start": i * width, "bin_cycles": width, "sl": f.get("sl"),
+             "name": f.get("class"), "flow": s.get("flow"), "flits": flits}
+            for i, flits in enumerate(s.get("flits") or ())
+        ]
+    fields = [pa.field("bin_start", pa.int64()), pa.field("bin_cycles", pa.int64()),
+              pa.field("sl", pa.int64()), pa.field("name", pa.string()),
+              pa.field("flits", pa.int64()), pa.field("flow", pa.int64())]
+    units = summary.get("units")
+    if units:
+        fb, ns = units.get("flit_bytes"), units.get("cycle_ns")
+        for r in rows:
+            r["bytes"] = r["flits"] * fb
+            r["bin_start_ns"] = r["bin_start"] * ns
+        fields += [pa.field("bytes", pa.int64()), pa.field("bin_start_ns", pa.float64())]
+    return _from_rows(rows, pa.schema(fields))
+
+
+def _build_flows(summary: Mapping[str, Any]) -> "pa.Table":
+    flows = summary.get("flows") or ()
+    columns = _FLOW_COLUMNS + (_FLOW_PHYSICAL_COLUMNS if _physical(summary) else ())
+    return _from_rows([_cells(f, columns) for f in flows], _schema([], "FlowResult", columns))
 
 
 def _build_ports(summary: Mapping[str, Any]) -> "pa.Table":

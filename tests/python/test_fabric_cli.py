@@ -157,6 +157,59 @@ def test_route_errors(runner, tmp_path):
                       "dor needs at least 2 VLs")
 
 
+IBSIM = (
+    Path(__file__).resolve().parents[2] / "crates/flitsim-topology/tests/data/two-switches.ibsim"
+)
+
+
+def test_route_out_on_an_ibsim_file_assigns_lids(runner, tmp_path):
+    out = tmp_path / "tables"
+    r = ok_json(runner, "route", IBSIM, "--engine", "updn", "--out", out, "--json")
+    assert r["lids_assigned"] == 6
+    lids = sorted(int(line.split()[1], 16) for line in (out / "guid2lid").read_text().splitlines()
+                  if line.strip())
+    assert lids == [1, 2, 3, 4, 5, 6]
+    # The human report says so, and ebb reads the tables back onto the LID-less file.
+    text = invoke(runner, "route", IBSIM, "--engine", "updn", "--out", out).stdout
+    assert "LIDs assigned   6" in text
+    a = ok_json(runner, "ebb", IBSIM, "--engine", "updn", "--json", "--patterns", "20")
+    b = ok_json(runner, "ebb", IBSIM, "--tables", out, "--json", "--patterns", "20")
+    assert a["ebb_mean"] == b["ebb_mean"]
+
+
+def test_route_guid2lid(runner, tmp_path):
+    out = tmp_path / "tables"
+    ok_json(runner, "route", "torus:3x3", "--engine", "dor", "--out", out, "--json")
+    # Feeding the written cache back gives the same dumps; a clash names the file and line.
+    again = tmp_path / "again"
+    ok_json(runner, "route", "torus:3x3", "--engine", "dor", "--out", again,
+            "--guid2lid", out / "guid2lid", "--json")
+    for name in DUMPS:
+        assert (out / name).read_text() == (again / name).read_text(), name
+    bad = tmp_path / "bad-guid2lid"
+    bad.write_text("0x0002c90000000000 0x0005 0x0005\n\n0x0002c90000000001 0x0005 0x0005\n")
+    assert_user_error(
+        invoke(runner, "route", "torus:3x3", "--engine", "dor", "--guid2lid", bad),
+        str(bad), "line 3", "LID 0x0005 is given again",
+    )
+
+
+def test_dor_on_exported_torus_and_topo_info_shape(runner, tmp_path):
+    f = tmp_path / "t.topo"
+    invoke(runner, "topo", "generate", "torus:3x4x2,endpoints=2", "--out", f)
+    info = ok_json(runner, "topo", "info", f, "--json")
+    assert info["shape"]["kind"] == "torus" and info["shape"]["dims"] == [3, 4, 2]
+    assert "torus 3x4x2 (recognised from the links)" in invoke(runner, "topo", "info", f).stdout
+    a, b = tmp_path / "a", tmp_path / "b"
+    ok_json(runner, "route", "torus:3x4x2,endpoints=2", "-e", "dor", "--out", a, "--json")
+    ok_json(runner, "route", f, "-e", "dor", "--out", b, "--json")
+    for name in DUMPS:
+        assert (a / name).read_text() == (b / name).read_text(), name
+    # The default 8 VLs fit a 3D torus's SLs.
+    r = ok_json(runner, "route", "torus:4x4x4,endpoints=2", "-e", "dor", "--out", a, "--json")
+    assert (r["wire_sls"], r["layers"]) == (16, 2)
+
+
 # ------------------------------------------------------------------------------------- ebb
 
 
@@ -216,8 +269,10 @@ def test_topo_generate_info_convert_roundtrip(runner, tmp_path):
         for k in ("switches", "endpoints", "inter_switch_links", "ports_min", "ports_max",
                   "connected", "diameter"):
             assert i[k] == info_spec[k], k
-    assert info_spec["shape"]["kind"] == "xgft"
+    assert info_spec["shape"]["kind"] == "fat_tree"
+    assert (info_spec["shape"]["family"], info_spec["shape"]["levels"]) == ("xgft", 2)
     assert info_ib["shape"]["kind"] == "irregular"
+    assert info_ib["shape"]["reason"]
     # JSON -> ibnetdiscover -> JSON keeps switches and endpoints (with GUIDs and LIDs).
     ib_text = invoke(runner, "topo", "convert", as_json, "--to", "ibnetdiscover").stdout
     assert ib_text == as_ib.read_text()

@@ -185,7 +185,7 @@ def _schema_leaves(schema, node, path=()):
     if "properties" in node:
         for key, sub in node["properties"].items():
             yield from _schema_leaves(schema, sub, (*path, key))
-    elif node.get("type") == "array" and "properties" in results.schema_node(
+    elif node.get("type") in ("array", ["array", "null"]) and "properties" in results.schema_node(
         schema, node.get("items") or {}
     ):
         yield from _schema_leaves(schema, node["items"], (*path, "[]"))
@@ -200,6 +200,7 @@ def _tabled_paths():
     for name, cols in results._LIST_TABLES:
         paths += [(name, "[]", *c.path) for c in cols]
     paths += [c.path for c in results._TIMESERIES_COLUMNS]
+    paths += [c.path for c in results._TIMESERIES_FLOW_COLUMNS]
     return paths
 
 
@@ -308,7 +309,8 @@ def test_the_text_report_of_a_deadlocked_run_says_deadlock(runner, tiny_config: 
 def test_timeseries_table_sums_to_the_delivered_flits(result: Result):
     assert "timeseries" not in result
     assert result.timeseries.num_rows == 0
-    assert result.timeseries.column_names == ["bin_start", "bin_cycles", "sl", "name", "flits"]
+    assert result.timeseries.column_names == ["bin_start", "bin_cycles", "sl", "name", "flits",
+                                              "flow"]
     r = flitsim.run(TWO_CLASSES, run__timeseries_bin=50)
     table = r.timeseries
     assert table.schema.field("flits").type == pa.int64()

@@ -4,7 +4,25 @@
 //! ```text
 //! cargo run --release -p flitsim-app --example bench [-- --cycles N]
 //! ```
+//!
+//! A second table compares the same offered traffic on 128 endpoints (an 8×8 torus, two
+//! endpoints per switch) from per-class CBR sources (`uniform_others`) and from 16 256 CBR
+//! flows (`flow_set` all pairs, each at load / 127): the cost of flows per flit-hop.
 use std::path::PathBuf;
+
+/// 128 endpoints, CBR sources of 16-flit messages; the load is set per scenario.
+const FLOWS_BASE: &str = r#"
+[topology]
+kind = "torus"
+sides = [8, 8]
+endpoints_per_switch = 2
+
+[traffic]
+injection = "cbr"
+pattern = "uniform_others"
+"#;
+
+const FLOW_LOAD: f64 = 0.2;
 
 const SCENARIOS: &[(&str, &str, f64)] = &[
     ("torus-16x16 uniform 0.2", "torus-16x16-uniform.toml", 0.2),
@@ -53,4 +71,39 @@ fn main() {
             r.latency.mean.unwrap()
         );
     }
+    println!();
+    println!(
+        "{:<34} {:>7} {:>9} {:>14} {:>9} {:>9}",
+        "128 endpoints, CBR, load 0.2", "flows", "wall s", "flit-hops/s", "accepted", "lat mean"
+    );
+    let classes = format!("{FLOWS_BASE}\n[[traffic.class]]\nname = \"BE\"\nrate = {FLOW_LOAD}\n");
+    let flows = format!(
+        "{FLOWS_BASE}\n[[traffic.class]]\nname = \"BE\"\n\n[[traffic.flow_set]]\nkind = \"all_pairs\"\nrate = {}\n",
+        FLOW_LOAD / 127.0
+    );
+    let mut rates = Vec::new();
+    for (name, text) in [("per-class sources", classes), ("all-pairs flows", flows)] {
+        let sets = vec![
+            "run.warmup=5000".to_string(),
+            format!("run.measure={measure}"),
+            "run.per_port_stats=false".to_string(),
+        ];
+        let r = flitsim_app::run_experiment_str(&text, "bench-flows.toml", &sets, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let p = &r.performance;
+        rates.push(p.flit_hops_per_second);
+        println!(
+            "{:<34} {:>7} {:>9.3} {:>12.2} M {:>9.4} {:>9.1}",
+            name,
+            r.flows.as_ref().map_or(0, Vec::len),
+            p.wall_seconds,
+            p.flit_hops_per_second / 1e6,
+            r.accepted_load.unwrap(),
+            r.latency.mean.unwrap()
+        );
+    }
+    println!(
+        "flows / per-class flit-hops/s: {:.1} %",
+        100.0 * rates[1] / rates[0]
+    );
 }

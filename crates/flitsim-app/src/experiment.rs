@@ -229,6 +229,28 @@ fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
     })
 }
 
+/// Every flow's `path` is one the fabric offers (the engine checks it too; here the error
+/// points at the file).
+fn check_flow_paths(
+    cfg: &ExperimentConfig,
+    fabric: &flitsim_manager::FabricConfig,
+) -> Result<(), ExperimentError> {
+    let k = fabric.num_paths();
+    for (i, f) in cfg.traffic.flows.iter().enumerate() {
+        if let Some(p) = f.path.filter(|&p| p as usize >= k) {
+            return Err(cfg.error(
+                &format!("traffic.flow[{i}].path"),
+                &format!(
+                    "{p}: the fabric offers {k} path{} per destination (0..={})",
+                    if k == 1 { "" } else { "s" },
+                    k - 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a parsed experiment.
 pub fn run_experiment(
     cfg: &ExperimentConfig,
@@ -236,6 +258,7 @@ pub fn run_experiment(
 ) -> Result<RunResult, ExperimentError> {
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
+    check_flow_paths(cfg, &fabric)?;
     let mut net = Network::build(&cfg.params(), &topo, fabric)?;
     let mut result = net.run()?;
     result.cdg = cdg;

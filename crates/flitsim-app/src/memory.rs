@@ -147,6 +147,23 @@ impl FabricSize {
     }
 }
 
+/// Bytes the flows of `cfg` need on `endpoints` endpoints: per flow its source, counters and
+/// latency histogram (about 1.5 KiB, measured on 16k flows) and, with `run.timeseries_bin`,
+/// 8 bytes per bin of its time series over warm-up and window.
+pub fn flow_bytes(cfg: &ExperimentConfig, endpoints: u128) -> u128 {
+    let n = usize::try_from(endpoints).unwrap_or(usize::MAX);
+    let t = &cfg.traffic;
+    let flows = t.flow_sets.iter().fold(t.flows.len() as u128, |acc, s| {
+        acc.saturating_add(s.count(n) as u128)
+    });
+    let bins = cfg.run.timeseries_bin.map_or(0, |b| {
+        // The series grow as the run goes; the drain is usually short.
+        let total = cfg.run.warmup.saturating_add(cfg.run.measure);
+        total.div_ceil(b.max(1)) as u128
+    });
+    flows.saturating_mul(1536u128.saturating_add(bins.saturating_mul(8)))
+}
+
 /// The program's own memory, bytes.
 const BASE: u128 = 16 << 20;
 
@@ -198,7 +215,9 @@ pub fn check(cfg: &ExperimentConfig, topo: Option<&Topology>) -> Result<(), Expe
     };
     let engine = cfg.routing.engine.as_deref();
     let opa = cfg.switch.organisation == flitsim_sim::config::SwitchOrganisation::Opa;
-    let need = size.experiment_bytes(cfg.routing.vls, cfg.traffic.classes.len(), engine, opa);
+    let need = size
+        .experiment_bytes(cfg.routing.vls, cfg.traffic.classes.len(), engine, opa)
+        .saturating_add(flow_bytes(cfg, size.endpoints));
     if need > limit as u128 {
         let key = if what == "run.max_memory" {
             "run.max_memory"

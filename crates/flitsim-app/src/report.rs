@@ -90,8 +90,51 @@ pub struct TopoInfo {
     /// Largest shortest-path distance between two switches, in switch-to-switch links
     /// (`None` when not connected).
     pub diameter: Option<u32>,
-    /// The structure known from a generator.
-    pub shape: Shape,
+    /// The structure: `{"kind": "torus" | "mesh", "dims": [...], …}`, `{"kind": "fat_tree",
+    /// "levels": n, …}` or `{"kind": "irregular"}`; see [`shape_json`].
+    pub shape: serde_json::Value,
+}
+
+/// The `shape` of `topo info`: the generator's shape, or a torus or mesh recognised from the
+/// links ([`flitsim_topology::detect_torus`]; `"detected": true`), else irregular (with the
+/// `reason` it is no torus or mesh).
+///
+/// - torus / mesh: `kind`, `dims` (side per dimension), `wrap`, `endpoints_per_switch` (0 when
+///   it varies), `trunk` (parallel links between neighbours), `sides` (= `dims`), `detected`;
+/// - k-ary n-tree / XGFT: `kind: "fat_tree"`, `levels` (switch levels), `family`
+///   (`kary_n_tree` with `k`, `n`; `xgft` with `h`, `m`, `w`);
+/// - otherwise `kind: "irregular"` and `reason`.
+pub fn shape_json(topo: &Topology) -> serde_json::Value {
+    use serde_json::json;
+    let torus = |sides: &[u32], wrap: bool, eps: u32, trunk: u32, detected: bool| {
+        json!({
+            "kind": if wrap { "torus" } else { "mesh" },
+            "dims": sides,
+            "wrap": wrap,
+            "endpoints_per_switch": eps,
+            "trunk": trunk,
+            "sides": sides,
+            "detected": detected,
+        })
+    };
+    match topo.shape() {
+        Shape::Torus {
+            sides,
+            wrap,
+            endpoints_per_switch,
+            trunk,
+        } => torus(sides, *wrap, *endpoints_per_switch, *trunk, false),
+        Shape::KaryNTree { k, n } => json!({
+            "kind": "fat_tree", "levels": n, "family": "kary_n_tree", "k": k, "n": n,
+        }),
+        Shape::Xgft { h, m, w } => json!({
+            "kind": "fat_tree", "levels": h, "family": "xgft", "h": h, "m": m, "w": w,
+        }),
+        Shape::Irregular => match flitsim_topology::detect_torus(topo) {
+            Ok(l) => torus(&l.sides, l.wrap, l.endpoints_per_switch, l.trunk, true),
+            Err(reason) => json!({ "kind": "irregular", "reason": reason }),
+        },
+    }
 }
 
 /// Computes [`TopoInfo`] (the diameter by a breadth-first search from every switch, in
@@ -125,7 +168,7 @@ pub fn topo_info(topo: &Topology) -> Result<TopoInfo, ReportError> {
         ports_max: ports.max().unwrap_or(0),
         connected,
         diameter,
-        shape: topo.shape().clone(),
+        shape: shape_json(topo),
     })
 }
 
@@ -259,10 +302,13 @@ pub fn hop_stats(topo: &Topology, fabric: &FabricConfig) -> Result<HopStats, Rou
                 match next {
                     Some(NodeId::Switch(t)) => s = SwitchId(t),
                     _ => {
+                        let ep = &topo.endpoints()[d];
                         return Err(RoutingError::Unroutable(format!(
-                            "switch {} has no route to endpoint {d}",
-                            topo.switches()[s.0 as usize].name
-                        )))
+                            "switch {} has no route to endpoint {d} ({}{})",
+                            topo.switches()[s.0 as usize].name,
+                            ep.name,
+                            ep.lid.map_or(String::new(), |l| format!(", LID {l}"))
+                        )));
                     }
                 }
             }
@@ -370,6 +416,9 @@ pub struct RouteReport {
     pub cycle: Option<Vec<CycleChannel>>,
     /// Files written (with an output directory).
     pub files: Vec<String>,
+    /// Nodes that had no LID and got one before the dumps were written (with an output
+    /// directory; see [`Topology::assign_missing_ids`]).
+    pub lids_assigned: usize,
 }
 
 fn cdg_summary(topo: &Topology, r: &CdgReport) -> CdgSummary {
@@ -458,6 +507,7 @@ pub fn route_report(
         cycle: cdg.cycle.clone(),
         cdg,
         files: Vec::new(),
+        lids_assigned: 0,
     };
     Ok((fabric, report))
 }
@@ -473,11 +523,78 @@ pub fn route_json(
     out_dir: Option<&Path>,
     options_json: Option<&str>,
 ) -> Result<String, ReportError> {
-    let topo = load_topology(spec_or_path)?;
+    route_json_with(
+        spec_or_path,
+        engine,
+        max_vls,
+        classes,
+        &RouteFiles {
+            out_dir,
+            guid2lid: None,
+        },
+        options_json,
+    )
+}
+
+/// The files `flitsim route` reads and writes besides the topology.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteFiles<'a> {
+    /// `--out DIR`: write the OpenSM dumps there.
+    pub out_dir: Option<&'a Path>,
+    /// `--guid2lid FILE`: take LIDs from this OpenSM LID cache ([`opensm::apply_guid2lid`]).
+    pub guid2lid: Option<&'a Path>,
+}
+
+/// Gives the nodes of `topo` the LIDs in the `guid2lid` file at `path`; errors name the file
+/// and line.
+pub fn apply_guid2lid_file(topo: &mut Topology, path: &Path) -> Result<usize, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ReportError::Invalid(format!("cannot read guid2lid file {}: {e}", path.display()))
+    })?;
+    Ok(opensm::apply_guid2lid(
+        topo,
+        &text,
+        &path.display().to_string(),
+    )?)
+}
+
+/// [`route_json`] with a `guid2lid` file to take LIDs from. With an output directory, nodes
+/// still without a GUID or LID get one ([`Topology::assign_missing_ids`], LMC 0) before the
+/// dumps are written, so every topology input can be written; the report's `lids_assigned`
+/// counts them.
+pub fn route_json_with(
+    spec_or_path: &str,
+    engine: &str,
+    max_vls: u8,
+    classes: u8,
+    files: &RouteFiles<'_>,
+    options_json: Option<&str>,
+) -> Result<String, ReportError> {
+    let mut topo = load_topology(spec_or_path)?;
+    if let Some(g) = files.guid2lid {
+        apply_guid2lid_file(&mut topo, g)?;
+    }
+    // LIDs first (routing does not need them): a topology too large for the LID space fails
+    // before any routing time is spent.
+    let lids_assigned = match files.out_dir {
+        Some(dir) => {
+            topo.assign_missing_ids(0)
+                .map_err(|e| {
+                    ReportError::Invalid(format!(
+                        "cannot write the tables to {}: {}",
+                        dir.display(),
+                        e.to_string().trim_start_matches("invalid topology: ")
+                    ))
+                })?
+                .lids
+        }
+        None => 0,
+    };
     check_routing_memory(&topo, max_vls.max(classes))?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
-    if let Some(dir) = out_dir {
+    report.lids_assigned = lids_assigned;
+    if let Some(dir) = files.out_dir {
         report.files = opensm::write_dir(&topo, &fabric, dir)?
             .into_iter()
             .map(|p| p.display().to_string())

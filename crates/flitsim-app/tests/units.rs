@@ -44,6 +44,9 @@ fn the_units_example_is_the_plain_example_in_physical_units() {
     assert_ne!(ra.config_hash, rb.config_hash);
     rb.config_hash = ra.config_hash.clone();
     rb.performance = ra.performance.clone();
+    for c in &mut rb.per_sl {
+        assert!(c.physical.take().is_some(), "per-class twins");
+    }
     assert_eq!(ra, rb);
 
     // Closed forms: ns = cycles · 64; Gb/s = flits/cycle · 64 B · 8 / 64 ns; MB/s = · 1000 / 8.
@@ -86,6 +89,8 @@ fn results_without_units_have_no_physical_keys_and_with_units_have_them() {
         assert!(v["network_latency_ns"][stat].is_f64(), "{stat}");
     }
     assert!(v["accepted_gbps"].is_f64() && v["accepted_mbps"].is_f64());
+    assert_eq!(v["units"]["flit_bytes"], 64);
+    assert_eq!(v["units"]["cycle_ns"], 64.0);
     // The result record round-trips through its JSON.
     let back: flitsim_sim::RunResult = serde_json::from_str(&json).unwrap();
     assert!(back.physical.is_some());
@@ -107,4 +112,27 @@ fn a_non_integer_cycle_scales_the_twins_exactly() {
         p.accepted_gbps,
         Some(r.accepted_load.unwrap() * 64.0 / 5.12 * 8.0)
     );
+}
+
+#[test]
+fn every_class_gets_physical_twins_of_its_figures() {
+    let (units, units_path) = example("units-torus-8gbps.toml");
+    let r = run(&units, &units_path, SHORT);
+    let ns = 64.0; // 64-byte flits at 8 Gb/s
+    for c in &r.per_sl {
+        let p = c.physical.as_ref().expect("per-class twins with [units]");
+        assert_eq!(
+            p.message_latency_ns.mean,
+            c.message_latency.mean.map(|v| v * ns)
+        );
+        assert_eq!(p.latency_ns.p99, c.latency.p99.map(|v| v as f64 * ns));
+        assert_eq!(p.jitter_std_ns, c.jitter.std.map(|v| v * ns));
+        assert_eq!(
+            p.accepted_mbps,
+            c.accepted_load.map(|l| l * 64.0 / ns * 1000.0)
+        );
+    }
+    let (plain, plain_path) = example("torus-8x8-uniform.toml");
+    let r = run(&plain, &plain_path, SHORT);
+    assert!(r.per_sl.iter().all(|c| c.physical.is_none()));
 }

@@ -770,6 +770,7 @@ fn opensm_ebb(args: &Args) -> Res<()> {
     let expected = topo.num_switches() * topo.num_endpoints();
     // Endpoint LFTs with one VL and no path SLs: the estimator reads only the LFTs.
     let fabric = FabricConfig {
+        alt_paths: Vec::new(),
         engine: label.clone(),
         num_vls: 1,
         classes: 1,

@@ -92,7 +92,7 @@ pub struct Cdg {
 const COMPACT_MIN: usize = 1 << 20;
 
 /// Builds the channel dependency graph of `fabric` on `topo` from every (source, destination,
-/// class) path. Fails if the tables do not fit the topology ([`FabricConfig::check_shape`]) or
+/// class, path) route — every path of a multipath fabric, as all LIDs of an LMC port. Fails if the tables do not fit the topology ([`FabricConfig::check_shape`]) or
 /// if any path is unroutable or loops ([`FabricConfig::trace`]).
 pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingError> {
     fabric.check_shape(topo)?;
@@ -111,9 +111,11 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
     let n_ep = topo.num_endpoints() as u32;
     for src in 0..n_ep {
         flitsim_topology::cancel::check()?;
-        for dst in 0..n_ep {
-            for class in 0..fabric.classes {
-                let hops = fabric.trace(topo, EndpointId(src), EndpointId(dst), class)?;
+        for (dst, class, k) in (0..n_ep).flat_map(|d| {
+            (0..fabric.classes).flat_map(move |c| (0..fabric.num_paths()).map(move |k| (d, c, k)))
+        }) {
+            {
+                let hops = fabric.trace_path(topo, EndpointId(src), EndpointId(dst), class, k)?;
                 path_channels.clear();
                 // Every hop but the last leaves towards another switch; the last one ejects.
                 path_channels.extend(
@@ -420,6 +422,7 @@ mod tests {
             vec![]
         };
         let fabric = FabricConfig {
+            alt_paths: Vec::new(),
             engine: "test".into(),
             num_vls: vls,
             classes: 1,

@@ -46,6 +46,22 @@ pub struct FabricConfig {
     /// table ([`FabricConfig::port_counts`] of the topology). Not serialised.
     #[serde(skip)]
     pub ports: Vec<PortNum>,
+    /// Further paths per destination (multipath, e.g. the LIDs of an LMC > 0 port):
+    /// `alt_paths[k − 1]` holds the tables of path `k`; [`lft`](Self::lft) and
+    /// [`path_sl`](Self::path_sl) are path 0. Empty for single-path routing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alt_paths: Vec<PathTables>,
+}
+
+/// The forwarding tables and path SLs of one further path per destination (see
+/// [`FabricConfig::alt_paths`]); same layout as [`FabricConfig::lft`] and
+/// [`FabricConfig::path_sl`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathTables {
+    /// `lft[switch][endpoint]`: the output port of this path ([`NO_ROUTE`] if none).
+    pub lft: Vec<Vec<PortNum>>,
+    /// `path_sl[src · endpoints + dst]`; empty when `routing_sls == 1`.
+    pub path_sl: Vec<u8>,
 }
 
 /// A [`FabricConfig`] as serialised: the tables, without the derived port counts.
@@ -61,6 +77,8 @@ struct FabricTables {
     path_sl: Vec<u8>,
     sl2vl: Vec<Vec<u8>>,
     nic_sl2vl: Vec<u8>,
+    #[serde(default)]
+    alt_paths: Vec<PathTables>,
 }
 
 impl From<FabricTables> for FabricConfig {
@@ -87,6 +105,7 @@ impl From<FabricTables> for FabricConfig {
             sl2vl: t.sl2vl,
             nic_sl2vl: t.nic_sl2vl,
             ports,
+            alt_paths: t.alt_paths,
         }
     }
 }
@@ -120,8 +139,41 @@ impl FabricConfig {
     /// of `endpoints` endpoints.
     #[inline]
     pub fn wire_sl(&self, class: Sl, src: EndpointId, dst: EndpointId, endpoints: usize) -> Sl {
+        self.wire_sl_on(class, src, dst, endpoints, 0)
+    }
+
+    /// Paths per destination: 1 + [`alt_paths`](Self::alt_paths).
+    pub fn num_paths(&self) -> usize {
+        1 + self.alt_paths.len()
+    }
+
+    /// The forwarding tables of path `k` (`k < num_paths()`).
+    #[inline]
+    pub fn lft_of(&self, k: usize) -> &[Vec<PortNum>] {
+        if k == 0 {
+            &self.lft
+        } else {
+            &self.alt_paths[k - 1].lft
+        }
+    }
+
+    /// [`wire_sl`](Self::wire_sl) of path `k`.
+    #[inline]
+    pub fn wire_sl_on(
+        &self,
+        class: Sl,
+        src: EndpointId,
+        dst: EndpointId,
+        endpoints: usize,
+        k: usize,
+    ) -> Sl {
         let p = if self.routing_sls > 1 {
-            self.path_sl[src.0 as usize * endpoints + dst.0 as usize]
+            let table = if k == 0 {
+                &self.path_sl
+            } else {
+                &self.alt_paths[k - 1].path_sl
+            };
+            table[src.0 as usize * endpoints + dst.0 as usize]
         } else {
             0
         };
@@ -185,18 +237,49 @@ impl FabricConfig {
                 topo.num_switches()
             ));
         }
-        if self.routing_sls > 1 && self.path_sl.len() != n * n {
-            return bad(format!(
-                "path SL table has {} entries, expected {}",
-                self.path_sl.len(),
-                n * n
-            ));
-        }
-        if let Some(&x) = self.path_sl.iter().find(|&&x| x >= self.routing_sls) {
-            return bad(format!(
-                "path SL {x} is not below routing_sls = {}",
-                self.routing_sls
-            ));
+        for (k, (lft, path_sl)) in self.paths().enumerate() {
+            let of = if k == 0 {
+                String::new()
+            } else {
+                format!(" of path {k}")
+            };
+            if self.routing_sls > 1 && path_sl.len() != n * n {
+                return bad(format!(
+                    "path SL table{of} has {} entries, expected {}",
+                    path_sl.len(),
+                    n * n
+                ));
+            }
+            if let Some(&x) = path_sl.iter().find(|&&x| x >= self.routing_sls) {
+                return bad(format!(
+                    "path SL {x}{of} is not below routing_sls = {}",
+                    self.routing_sls
+                ));
+            }
+            if lft.len() != topo.num_switches() {
+                return bad(format!(
+                    "tables{of} are for {} switches, topology has {}",
+                    lft.len(),
+                    topo.num_switches()
+                ));
+            }
+            for (s, row) in lft.iter().enumerate() {
+                let p = topo.num_ports(SwitchId(s as u32)) as usize;
+                if row.len() != n {
+                    return bad(format!(
+                        "LFT{of} of switch {s} has {} entries, expected {n}",
+                        row.len()
+                    ));
+                }
+                if let Some(&port) = row
+                    .iter()
+                    .find(|&&port| port != NO_ROUTE && port as usize >= p)
+                {
+                    return bad(format!(
+                        "LFT{of} of switch {s} names port {port}, which does not exist"
+                    ));
+                }
+            }
         }
         if self.nic_sl2vl.len() != self.wire_sls() {
             return bad(format!(
@@ -207,20 +290,6 @@ impl FabricConfig {
         }
         for s in 0..topo.num_switches() {
             let p = topo.num_ports(SwitchId(s as u32)) as usize;
-            if self.lft[s].len() != n {
-                return bad(format!(
-                    "LFT of switch {s} has {} entries, expected {n}",
-                    self.lft[s].len()
-                ));
-            }
-            if let Some(&port) = self.lft[s]
-                .iter()
-                .find(|&&port| port != NO_ROUTE && port as usize >= p)
-            {
-                return bad(format!(
-                    "LFT of switch {s} names port {port}, which does not exist"
-                ));
-            }
             if self.ports[s] as usize != p {
                 return bad(format!(
                     "the tables give switch {s} {} ports, the topology {p}",
@@ -248,14 +317,44 @@ impl FabricConfig {
 
     /// Checks that from every switch the LFTs lead each endpoint's traffic to that endpoint
     /// without loops or dead ends, in O(switches × endpoints): per destination, each switch is
-    /// resolved once (memoised), so this scales where tracing every pair does not.
+    /// resolved once (memoised), so this scales where tracing every pair does not. Every
+    /// path of a multipath fabric is checked.
     pub fn check_routes(&self, topo: &Topology) -> Result<(), RoutingError> {
+        let nsw = topo.num_switches();
+        let mut state = vec![0u8; nsw];
+        let mut path = Vec::with_capacity(nsw);
+        for (k, (lft, _)) in self.paths().enumerate() {
+            let of = if k == 0 {
+                String::new()
+            } else {
+                format!(" (path {k})")
+            };
+            self.check_path_routes(topo, lft, &of, &mut state, &mut path)?;
+        }
+        Ok(())
+    }
+
+    /// Every path's tables: (LFT, path SLs), path 0 first.
+    pub fn paths(&self) -> impl Iterator<Item = (&[Vec<PortNum>], &[u8])> {
+        std::iter::once((self.lft.as_slice(), self.path_sl.as_slice())).chain(
+            self.alt_paths
+                .iter()
+                .map(|p| (p.lft.as_slice(), p.path_sl.as_slice())),
+        )
+    }
+
+    fn check_path_routes(
+        &self,
+        topo: &Topology,
+        lft: &[Vec<PortNum>],
+        of: &str,
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+    ) -> Result<(), RoutingError> {
         const UNKNOWN: u8 = 0;
         const ON_PATH: u8 = 1;
         const GOOD: u8 = 2;
         let nsw = topo.num_switches();
-        let mut state = vec![UNKNOWN; nsw];
-        let mut path = Vec::with_capacity(nsw);
         for d in 0..topo.num_endpoints() as u32 {
             flitsim_topology::cancel::check()?;
             state.fill(UNKNOWN);
@@ -267,21 +366,24 @@ impl FabricConfig {
                         GOOD => break,
                         ON_PATH => {
                             return Err(RoutingError::Loop(format!(
-                                "traffic to endpoint {d} loops through switch {}",
+                                "traffic to endpoint {d}{of} loops through switch {}",
                                 topo.switches()[s].name
                             )))
                         }
                         _ => {}
                     }
                     let name = &topo.switches()[s].name;
-                    let out = self.lft[s][d as usize];
+                    let out = lft[s][d as usize];
                     if out == NO_ROUTE {
                         // Only an error if some endpoint's traffic actually reaches this switch;
                         // `trace` reports that case. Switches off every path may lack routes.
                         if topo.switch_endpoints(SwitchId(s as u32)).next().is_some() || start != s
                         {
+                            let ep = &topo.endpoints()[d as usize];
                             return Err(RoutingError::Unroutable(format!(
-                                "switch {name} has no route to endpoint {d}"
+                                "switch {name} has no route to endpoint {d} ({}{}){of}",
+                                ep.name,
+                                ep.lid.map_or(String::new(), |l| format!(", LID {l}"))
                             )));
                         }
                         break;
@@ -294,19 +396,19 @@ impl FabricConfig {
                     {
                         None => {
                             return Err(RoutingError::Unroutable(format!(
-                                "switch {name} routes endpoint {d} to unconnected port {out}"
+                                "switch {name} routes endpoint {d}{of} to unconnected port {out}"
                             )))
                         }
                         Some(NodeId::Endpoint(e)) if e == d => break,
                         Some(NodeId::Endpoint(e)) => {
                             return Err(RoutingError::Unroutable(format!(
-                                "switch {name} sends traffic for endpoint {d} to endpoint {e}"
+                                "switch {name} sends traffic for endpoint {d}{of} to endpoint {e}"
                             )))
                         }
                         Some(NodeId::Switch(t)) => s = t as usize,
                     }
                 }
-                for &p in &path {
+                for &p in path.iter() {
                     state[p] = GOOD;
                 }
             }
@@ -323,12 +425,25 @@ impl FabricConfig {
         dst: EndpointId,
         class: u8,
     ) -> Result<Vec<Hop>, RoutingError> {
+        self.trace_path(topo, src, dst, class, 0)
+    }
+
+    /// [`trace`](Self::trace) along path `k` (`k < num_paths()`).
+    pub fn trace_path(
+        &self,
+        topo: &Topology,
+        src: EndpointId,
+        dst: EndpointId,
+        class: u8,
+        k: usize,
+    ) -> Result<Vec<Hop>, RoutingError> {
         let n = topo.num_endpoints();
-        let sl = self.wire_sl(Sl(class), src, dst, n);
+        let sl = self.wire_sl_on(Sl(class), src, dst, n, k);
+        let lft = self.lft_of(k);
         let (mut s, mut in_port) = topo.endpoint_switch(src);
         let mut hops = Vec::new();
         loop {
-            let out = self.lft[s.0 as usize][dst.0 as usize];
+            let out = lft[s.0 as usize][dst.0 as usize];
             if out == NO_ROUTE {
                 return Err(RoutingError::Unroutable(format!(
                     "switch {} has no route to endpoint {}",

@@ -194,11 +194,13 @@ fn topo_convert(py: Python<'_>, spec_or_path: &str, to: &str) -> PyResult<String
 }
 
 /// Routes a topology, verifies its channel dependency graph and returns the route report as
-/// JSON; with `out_dir`, also writes the OpenSM dumps there (all four files or none).
+/// JSON; with `out_dir`, also writes the OpenSM dumps there (all four files or none), giving
+/// nodes without LIDs one first; `guid2lid` names an OpenSM LID cache to take LIDs from.
 /// `options_json` holds engine options (`heuristic`, `online`, `restarts`, `balance`, `max_layers`,
 /// `roots` as GUID strings).
 #[pyfunction]
-#[pyo3(signature = (spec_or_path, engine, max_vls = 8, classes = 1, out_dir = None, options_json = None))]
+#[pyo3(signature = (spec_or_path, engine, max_vls = 8, classes = 1, out_dir = None, options_json = None, guid2lid = None))]
+#[allow(clippy::too_many_arguments)]
 fn route_json(
     py: Python<'_>,
     spec_or_path: &str,
@@ -207,16 +209,20 @@ fn route_json(
     classes: u64,
     out_dir: Option<std::path::PathBuf>,
     options_json: Option<&str>,
+    guid2lid: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let max_vls = count_u8(max_vls, "max_vls")?;
     let classes = count_u8(classes, "classes")?;
     interruptible(py, || {
-        report::route_json(
+        report::route_json_with(
             spec_or_path,
             engine,
             max_vls,
             classes,
-            out_dir.as_deref(),
+            &report::RouteFiles {
+                out_dir: out_dir.as_deref(),
+                guid2lid: guid2lid.as_deref(),
+            },
             options_json,
         )
     })

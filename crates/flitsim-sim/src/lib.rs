@@ -62,7 +62,7 @@ pub mod workload;
 
 pub use config::SimParams;
 pub use engine::Network;
-pub use stats::{Delivery, RunResult};
+pub use stats::{Delivery, RouteHop, RunResult};
 
 /// Errors of the engine. All are fatal for the run that raised them; nothing is written.
 /// Errors of reading an experiment and building its topology and tables belong to the

@@ -17,6 +17,10 @@ pub enum StreamKind {
     Pattern = 2,
     /// Test hooks of the engine (the shuffled visiting order).
     Test = 3,
+    /// An explicit or generated flow (index: the flow id).
+    Flow = 4,
+    /// A flow set's choices of pairs (index: the set's position).
+    FlowSet = 5,
 }
 
 fn splitmix(mut x: u64) -> u64 {

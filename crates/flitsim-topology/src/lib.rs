@@ -26,14 +26,18 @@
 
 mod bfs;
 pub mod cancel;
+pub mod detect;
 pub mod generators;
 pub mod ibnetdiscover;
 mod ids;
 mod io;
+pub mod lids;
 
 pub use bfs::Bfs;
+pub use detect::{detect_torus, shape_of, TorusLayout};
 pub use ids::{Sl, Vl};
 pub use io::{TopologyFile, TopologyFormat};
+pub use lids::{lids_needed, IdAssignment, MAX_LMC};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

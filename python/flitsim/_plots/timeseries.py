@@ -37,3 +37,54 @@ def throughput_over_time_figure(result: Mapping[str, Any]):
     ax.set_ylim(bottom=0)
     ax.legend(loc="best", fontsize="small")
     return fig
+
+
+#: Lines drawn at most by :func:`flow_throughput_over_time_figure` (the first flows by id).
+MAX_FLOW_LINES = 16
+
+
+def flow_throughput_over_time_figure(result: Mapping[str, Any], max_flows: int = MAX_FLOW_LINES):
+    """Delivered throughput per flow against time, one line per flow (the first ``max_flows``
+    flows by id), as in the per-flow bandwidth figures of the rate-control thesis (004 §5.6).
+    With ``[units]`` the axes are microseconds and MB/s (10⁶ bytes/s); without, cycles and
+    flits/cycle of the flow. The measurement window is shaded.
+
+    Raises ``ValueError`` when the run has no per-flow time series (no flows, or no
+    ``run.timeseries_bin``).
+    """
+    ts = result.get("timeseries") or {}
+    series = ts.get("flows") or []
+    if not series:
+        raise ValueError("the run has no per-flow time series: it needs flows and "
+                         "run.timeseries_bin")
+    width = ts["bin"]
+    units = result.get("units") or {}
+    ns = units.get("cycle_ns")
+    fb = units.get("flit_bytes")
+    physical = bool(ns and fb)
+    x_scale = ns / 1000.0 if physical else 1.0
+    flows = {f.get("id"): f for f in result.get("flows") or ()}
+    fig = _figure((8.0, 4.6))
+    ax = fig.subplots()
+    for i, s in enumerate(series[:max_flows]):
+        f = flows.get(s["flow"]) or {}
+        xs = [b * width * x_scale for b in range(len(s["flits"]))]
+        if physical:
+            ys = [v * fb / (width * ns) * 1000.0 for v in s["flits"]]
+        else:
+            ys = [v / width for v in s["flits"]]
+        label = f"flow {s['flow']}: {f.get('src')}→{f.get('dst')} {f.get('class', '')}".rstrip()
+        ax.step(xs, ys, where="post", color=_sl_color(i), label=label)
+    cycles = result.get("cycles") or {}
+    warmup, measure = cycles.get("warmup"), cycles.get("measure")
+    if isinstance(warmup, int) and isinstance(measure, int):
+        ax.axvspan(warmup * x_scale, (warmup + measure) * x_scale, color="#dddddd", alpha=0.5,
+                   lw=0, label="measurement window")
+    ax.set_xlabel("time [µs]" if physical else "time [cycles]")
+    ax.set_ylabel("delivered [MB/s]" if physical else "delivered [flits/cycle]")
+    shown = min(len(series), max_flows)
+    more = f", first {shown} of {len(series)} flows" if len(series) > shown else ""
+    ax.set_title(f"Throughput per flow over time (bins of {width} cycles{more})")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize="small")
+    return fig

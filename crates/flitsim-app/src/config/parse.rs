@@ -200,22 +200,34 @@ impl ExperimentConfig {
     }
 }
 
-/// Reads every class's `process.trace` (a relative path starts at the directory of `origin`
-/// when that exists, as `topology.path` does) into its frames, in flits of `units.flit_bytes`.
+/// Reads the `process.trace` of every class, flow and flow set (a relative path starts at the
+/// directory of `origin` when that exists, as `topology.path` does) into its frames, in flits
+/// of `units.flit_bytes`.
 fn read_traces(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (String, String)> {
     use flitsim_sim::workload::{ProcessConfig, ProcessTable};
     let flit_bytes = cfg.units.as_ref().map(|u| u.flit_bytes);
     let base = std::path::Path::new(origin).parent().filter(|p| p.exists());
-    for (i, c) in cfg.traffic.classes.iter_mut().enumerate() {
+    let t = &mut cfg.traffic;
+    let processes = (t.classes.iter_mut().enumerate())
+        .map(|(i, c)| (format!("traffic.class[{i}]"), &mut c.process))
+        .chain(
+            (t.flows.iter_mut().enumerate())
+                .map(|(i, f)| (format!("traffic.flow[{i}]"), &mut f.process)),
+        )
+        .chain(
+            (t.flow_sets.iter_mut().enumerate())
+                .map(|(i, f)| (format!("traffic.flow_set[{i}]"), &mut f.process)),
+        );
+    for (owner, process) in processes {
         let Some(ProcessConfig::Table(ProcessTable::Video {
             trace: Some(path),
             frames,
             ..
-        })) = &mut c.process
+        })) = process
         else {
             continue;
         };
-        let key = format!("traffic.class[{i}].process.trace");
+        let key = format!("{owner}.process.trace");
         let Some(fb) = flit_bytes else {
             return Err((
                 key,

@@ -65,6 +65,7 @@ pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
         })
         .collect();
     let fabric = FabricConfig {
+        alt_paths: Vec::new(),
         engine: "hand".into(),
         num_vls: 1,
         classes: 1,

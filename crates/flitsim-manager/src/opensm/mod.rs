@@ -98,7 +98,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-pub use guid2lid::write_guid2lid;
+pub use guid2lid::{apply_guid2lid, write_guid2lid};
 pub use lft::write_lfts;
 pub use path_sl::write_path_sl;
 pub use sl2vl::write_sl2vl;
@@ -137,8 +137,8 @@ impl Ids {
         let missing = |what: &str, kind: &str, name: &str| {
             invalid(format!(
                 "{kind} {name} has no {what}; InfiniBand dumps need a GUID and a LID for every \
-                 node (generated topologies and ibnetdiscover dumps have them, ibsim net files \
-                 without LIDs do not)"
+                 node (Topology::assign_missing_ids gives the missing ones, as `flitsim route \
+                 --out` does)"
             ))
         };
         let mut ids = Ids {
@@ -252,6 +252,11 @@ pub fn write_dir(
 
 /// Reads the tables in `dir`: `opensm-lfts.dump` (required), `opensm-sl2vl.dump` and
 /// `path-sl.txt` (optional); see [`read_tables`]. Errors name the file and line.
+///
+/// The dumps name endpoints by LID. When `topo` lacks some GUIDs or LIDs (an ibsim net file,
+/// say), they are completed first, as `flitsim route --out` completes them: from the
+/// directory's `guid2lid` when there is one ([`apply_guid2lid`]), the rest by
+/// [`Topology::assign_missing_ids`] — so tables written for such a file read back onto it.
 pub fn read_dir(topo: &Topology, dir: &Path) -> Result<FabricConfig, RoutingError> {
     let read = |name: &str, required: bool| -> Result<Option<String>, RoutingError> {
         let p = dir.join(name);
@@ -264,6 +269,24 @@ pub fn read_dir(topo: &Topology, dir: &Path) -> Result<FabricConfig, RoutingErro
             ))),
             Err(e) => Err(invalid(format!("cannot read {}: {e}", p.display()))),
         }
+    };
+    let completed;
+    let topo = if topo.has_all_ids() {
+        topo
+    } else {
+        let mut t = topo.clone();
+        if let Some(text) = read(GUID2LID_FILE, false)? {
+            let p = dir.join(GUID2LID_FILE);
+            apply_guid2lid(&mut t, &text, &p.display().to_string())?;
+        }
+        t.assign_missing_ids(0).map_err(|e| {
+            invalid(format!(
+                "{}: the topology has no LIDs for some nodes and they cannot be assigned: {e}",
+                dir.display()
+            ))
+        })?;
+        completed = t;
+        &completed
     };
     let lfts = read(LFTS_FILE, true)?.expect("required");
     let sl2vl = read(SL2VL_FILE, false)?;
@@ -322,9 +345,23 @@ fn lid_map(topo: &Topology) -> HashMap<u16, NodeId> {
 fn check_ib_sls(fabric: &FabricConfig) -> Result<(), RoutingError> {
     let wire = fabric.wire_sls();
     if wire > IB_SLS {
+        let r = fabric.routing_sls.max(1) as usize;
+        let fits = if r <= IB_SLS {
+            format!(
+                "with {r} routing SLs per class at most {} class{} fit{}",
+                IB_SLS / r,
+                if IB_SLS / r == 1 { "" } else { "es" },
+                if IB_SLS / r == 1 { "s" } else { "" }
+            )
+        } else {
+            format!(
+                "one class alone needs {r} SLs here, so no number of classes fits (fewer \
+                 torus dimensions, or an engine with fewer path SLs, would)"
+            )
+        };
         return Err(invalid(format!(
             "the {} tables use {wire} service levels ({} classes x {} routing SLs); \
-             InfiniBand has only {IB_SLS}, so they cannot be written as OpenSM dumps",
+             InfiniBand has only {IB_SLS}, so they cannot be written as OpenSM dumps; {fits}",
             fabric.engine, fabric.classes, fabric.routing_sls
         )));
     }

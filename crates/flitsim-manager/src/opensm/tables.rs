@@ -4,7 +4,7 @@
 use super::lft::read_lfts;
 use super::path_sl::read_path_sl;
 use super::sl2vl::{read_sl2vl_rows, Sl2vlNode, Sl2vlRow};
-use super::{at, invalid, IB_DROP_VL, IB_SLS, PATH_SL_FILE, SL2VL_FILE};
+use super::{at, invalid, IB_DROP_VL, IB_SLS, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE};
 use crate::{FabricConfig, RoutingError};
 use flitsim_topology::{EndpointId, Sl, Topology};
 
@@ -20,7 +20,16 @@ pub fn read_tables(
     sl2vl_text: Option<&str>,
     path_sl_text: Option<&str>,
 ) -> Result<FabricConfig, RoutingError> {
+    if let Some(e) = topo.endpoints().iter().find(|e| e.lid.is_none()) {
+        return Err(invalid(format!(
+            "endpoint {} has no LID in the topology, so no dump entry can name it; the \
+             dumps address endpoints by LID (give the topology LIDs, e.g. with the guid2lid \
+             file `flitsim route --out` writes beside the dumps)",
+            e.name
+        )));
+    }
     let lft = read_lfts(topo, lfts_text)?;
+    check_every_endpoint_listed(topo, &lft)?;
     let path = path_sl_text.map(|t| read_path_sl(topo, t)).transpose()?;
     let max_path_sl = path
         .as_ref()
@@ -135,6 +144,7 @@ pub fn read_tables(
         _ => Vec::new(),
     };
     let fabric = FabricConfig {
+        alt_paths: Vec::new(),
         engine: "file".into(),
         num_vls: max_vl + 1,
         classes,
@@ -152,6 +162,39 @@ pub fn read_tables(
         check_no_dropped_paths(topo, &fabric, &dropped, &nic_dropped)?;
     }
     Ok(fabric)
+}
+
+/// Fails, naming the LID, when no switch's table has an entry for some endpoint: the dump was
+/// written for other LIDs (or lacks that endpoint), which would otherwise surface later as
+/// "no route".
+fn check_every_endpoint_listed(topo: &Topology, lft: &[Vec<u16>]) -> Result<(), RoutingError> {
+    if topo.num_switches() == 0 {
+        return Ok(());
+    }
+    for (e, ep) in topo.endpoints().iter().enumerate() {
+        if lft.iter().all(|row| row[e] == crate::NO_ROUTE) {
+            let missing = topo
+                .endpoints()
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| lft.iter().all(|row| row[i] == crate::NO_ROUTE))
+                .count();
+            return Err(invalid(format!(
+                "{LFTS_FILE}: no switch has an entry for LID {} (endpoint {}{}){}; were the \
+                 dumps written for a topology with other LIDs?",
+                ep.lid.map_or("-".into(), |l| l.to_string()),
+                ep.name,
+                ep.guid
+                    .map_or(String::new(), |g| format!(", GUID 0x{g:016x}")),
+                if missing > 1 {
+                    format!(", nor for {} other endpoints' LIDs", missing - 1)
+                } else {
+                    String::new()
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Fails if some path uses an SL2VL entry that maps its SL to VL 15 (InfiniBand drops such

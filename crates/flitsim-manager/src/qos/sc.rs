@@ -143,6 +143,7 @@ pub fn apply_sc_tables(
         out
     };
     Ok(FabricConfig {
+        alt_paths: lanes.alt_paths.clone(),
         engine: lanes.engine.clone(),
         num_vls: vls,
         classes: sls as u8,

@@ -1,10 +1,19 @@
 //! Dimension-order routing (DOR) for tori and meshes with dateline VLs.
-use super::tables::{assemble, pair_lane, path_sls, PathSls};
+use super::tables::{assemble_per_switch, pair_lane, path_sls, PathSls};
 use super::{check_port_leads_to, fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{generators, EndpointId, NodeId, PortNum, Shape, SwitchId, Topology};
+use flitsim_topology::{
+    detect_torus, generators, EndpointId, NodeId, PortNum, Shape, SwitchId, Topology, TorusLayout,
+};
 
 /// Dimension-order routing for [`Shape::Torus`] topologies, wrapped (torus) or not (mesh).
+///
+/// **Topologies from files** (shape [`Shape::Irregular`]) are routed when their links form a
+/// torus or mesh: [`detect_torus`] finds the dimensions and the coordinates of every switch
+/// (for a torus flitsim generated and exported, the generator's), and a hop goes out by the
+/// ports that lead to the next switch, the `(e mod trunk)`-th of them in port order for
+/// destination `e` — on a generated torus the same ports as its port convention gives, so
+/// the tables are the same. Anything else is refused with the reason the detection gives.
 ///
 /// **Paths.** A packet corrects dimension 0 first, then dimension 1, and so on. In each
 /// dimension it takes the shorter way round; when both ways are equally long (distance exactly
@@ -37,7 +46,8 @@ use flitsim_topology::{generators, EndpointId, NodeId, PortNum, Shape, SwitchId,
 /// load: `lanes = per_class / 2` on a torus, `per_class` on a mesh, and the lane of a path is
 /// `(src + dst) mod lanes` (endpoint ids). The path SL is `lane · 2^dims + crossing bits` on a
 /// torus (`routing_sls = 2^dims · lanes`) and `lane` on a mesh (`routing_sls = lanes`); lanes
-/// are reduced if needed so that all wire SLs fit in 8 bits. The VL of a hop depends only on
+/// are added only while all wire SLs fit InfiniBand's 16 (so a 3D torus on 8 VLs uses 2
+/// lanes, 16 SLs), and when one lane alone needs more, one lane is used (see `fit_lanes`). The VL of a hop depends only on
 /// the output port's dimension and the wire SL, so every switch gets the same SL→VL table.
 /// Output ports to endpoints, and the NICs' injection links, use VL `base + 2·lane` (torus) or
 /// `base + lane` (mesh): ejection and injection links cannot be part of a dependency cycle.
@@ -63,15 +73,32 @@ impl RoutingEngine for DorEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        // The layout: the generator's (switch i at position i, ports by the Shape::Torus
+        // convention), or one detected from the links of a topology read from a file.
+        let detected = match topo.shape() {
+            Shape::Torus { .. } => None,
+            Shape::Irregular => Some(detect_torus(topo).map_err(|reason| {
+                RoutingError::Unroutable(format!(
+                    "dor routes tori and meshes only, and topology '{}' is not one: {reason}",
+                    topo.name()
+                ))
+            })?),
+            other => {
+                return Err(RoutingError::Unroutable(format!(
+                    "dor routes tori and meshes only (Shape::Torus), but topology '{}' is {}",
+                    topo.name(),
+                    shape_name(other)
+                )))
+            }
+        };
+        let shape = detected
+            .as_ref()
+            .map_or_else(|| topo.shape().clone(), TorusLayout::shape);
         let Shape::Torus {
             sides, wrap, trunk, ..
-        } = topo.shape()
+        } = &shape
         else {
-            return Err(RoutingError::Unroutable(format!(
-                "dor routes tori and meshes only (Shape::Torus), but topology '{}' is {}",
-                topo.name(),
-                shape_name(topo.shape())
-            )));
+            unreachable!("a torus shape");
         };
         let (wrap, trunk) = (*wrap, *trunk);
         let dims = sides.len();
@@ -100,9 +127,34 @@ impl RoutingEngine for DorEngine {
 
         let n_sw = topo.num_switches();
         let n_ep = topo.num_endpoints();
-        let coords: Vec<Vec<u32>> = (0..n_sw as u32)
-            .map(|s| generators::coords(sides, s))
+        // Position of a switch and the switch at a position.
+        let pos = |s: usize| detected.as_ref().map_or(s as u32, |l| l.position[s]);
+        let at = |i: u32| detected.as_ref().map_or(i, |l| l.switch_at[i as usize]);
+        let coords: Vec<Vec<u32>> = (0..n_sw)
+            .map(|s| generators::coords(sides, pos(s)))
             .collect();
+        // Detected layouts: each switch's ports by neighbour, and the dimension of each port
+        // (u8::MAX: not a switch-to-switch port).
+        let (nbr_ports, port_dim) = match &detected {
+            None => (Vec::new(), Vec::new()),
+            Some(_) => {
+                let mut nbr_ports: Vec<Vec<(u32, Vec<PortNum>)>> = vec![Vec::new(); n_sw];
+                let mut port_dim: Vec<Vec<u8>> = Vec::with_capacity(n_sw);
+                for (s, list) in nbr_ports.iter_mut().enumerate() {
+                    let mut dim_of = vec![u8::MAX; topo.num_ports(SwitchId(s as u32)) as usize];
+                    for (p, t, _) in topo.switch_neighbours(SwitchId(s as u32)) {
+                        match list.iter_mut().find(|x| x.0 == t.0) {
+                            Some(x) => x.1.push(p),
+                            None => list.push((t.0, vec![p])),
+                        }
+                        let (a, b) = (&coords[s], &coords[t.0 as usize]);
+                        dim_of[p as usize] = (0..dims).find(|&d| a[d] != b[d]).unwrap_or(0) as u8;
+                    }
+                    port_dim.push(dim_of);
+                }
+                (nbr_ports, port_dim)
+            }
+        };
         let home: Vec<(SwitchId, PortNum)> = (0..n_ep as u32)
             .map(|e| topo.endpoint_switch(EndpointId(e)))
             .collect();
@@ -125,17 +177,28 @@ impl RoutingEngine for DorEngine {
                     .expect("distinct switches differ in a coordinate");
                 let k = sides[d];
                 let (plus, _) = direction(k, wraps(d), cs[d], ct[d]);
-                let group = 2 * d as u32 + u32::from(!plus);
-                let port = (group * trunk + e as u32 % trunk) as PortNum;
                 let mut next = cs.clone();
                 next[d] = if plus {
                     (cs[d] + 1) % k
                 } else {
                     (cs[d] + k - 1) % k
                 };
-                let expected = NodeId::Switch(generators::index(sides, &next));
-                check_port_leads_to(topo, "dor", SwitchId(s as u32), port, expected)?;
-                *entry = port;
+                let next_sw = at(generators::index(sides, &next));
+                *entry = if detected.is_some() {
+                    // The parallel links to that neighbour, in port order, spread by endpoint.
+                    let ports = &nbr_ports[s]
+                        .iter()
+                        .find(|x| x.0 == next_sw)
+                        .expect("the layout was checked against the links")
+                        .1;
+                    ports[e % ports.len()]
+                } else {
+                    let group = 2 * d as u32 + u32::from(!plus);
+                    let port = (group * trunk + e as u32 % trunk) as PortNum;
+                    let expected = NodeId::Switch(next_sw);
+                    check_port_leads_to(topo, "dor", SwitchId(s as u32), port, expected)?;
+                    port
+                };
             }
         }
 
@@ -152,18 +215,26 @@ impl RoutingEngine for DorEngine {
         });
 
         let dim_ports = 2 * dims as u32 * trunk;
+        // Dimension of output port `out` of switch `s`, if it leads to a switch.
+        let dim_of = |s: SwitchId, out: PortNum| -> Option<u32> {
+            if detected.is_some() {
+                let d = port_dim[s.0 as usize][out as usize];
+                (d != u8::MAX).then_some(d as u32)
+            } else {
+                ((out as u32) < dim_ports).then(|| out as u32 / (2 * trunk))
+            }
+        };
         // First VL of a wire SL's lane, and the crossing bits the SL carries.
         let lane_vl = |sl: u8| {
             let (class, psl) = (sl / routing_sls, (sl % routing_sls) as u32);
             let vl = blocks.base(class) as u32 + needed as u32 * (psl / sls_per_lane);
             (vl, psl % sls_per_lane)
         };
-        let hop_vl = |out: PortNum, sl: u8| {
+        let hop_vl = |s: SwitchId, out: PortNum, sl: u8| {
             let (vl, bits) = lane_vl(sl);
-            let crossing = if wrap && (out as u32) < dim_ports {
-                (bits >> (out as u32 / (2 * trunk))) & 1
-            } else {
-                0
+            let crossing = match dim_of(s, out) {
+                Some(d) if wrap => (bits >> d) & 1,
+                _ => 0,
             };
             (vl + crossing) as u8
         };
@@ -172,9 +243,15 @@ impl RoutingEngine for DorEngine {
             layers: needed,
             path_sl,
         };
-        Ok(assemble(self.name(), topo, req, lft, sls, hop_vl, |sl| {
-            lane_vl(sl).0 as u8
-        }))
+        Ok(assemble_per_switch(
+            self.name(),
+            topo,
+            req,
+            lft,
+            sls,
+            hop_vl,
+            |sl| lane_vl(sl).0 as u8,
+        ))
     }
 }
 
@@ -354,6 +431,206 @@ mod tests {
         fabric.check_shape(&topo).unwrap();
         assert_eq!(fabric.wire_sls(), 12);
         assert_minimal_and_deadlock_free(&topo, &fabric);
+    }
+
+    /// `t` with its shape forgotten, as a topology read from a file is.
+    fn as_file(t: &Topology) -> Topology {
+        let back = Topology::from_ib_str(&t.to_ibnetdiscover(), "file").unwrap();
+        assert_eq!(back.shape(), &Shape::Irregular);
+        back
+    }
+
+    #[test]
+    fn exported_tori_and_meshes_route_to_the_generators_tables() {
+        let cases: &[(&[u32], bool, u32, u32)] = &[
+            (&[4, 4], true, 1, 1),
+            (&[4, 4], true, 2, 1),
+            (&[4, 4], false, 1, 1),
+            (&[4, 4], false, 2, 1),
+            (&[3, 4, 2], true, 1, 1),
+            (&[3, 4, 2], true, 2, 1),
+            (&[3, 4, 2], false, 1, 1),
+            (&[3, 4, 2], false, 2, 1),
+            (&[4, 4], true, 2, 3),
+            (&[5, 3], true, 1, 1),
+        ];
+        for &(sides, wrap, eps, trunk) in cases {
+            let g = generators::torus_or_mesh(sides, eps, trunk, 1, wrap).unwrap();
+            let f = as_file(&g);
+            for vls in [2u8, 8] {
+                let a = DorEngine.route(&g, &req(vls, 1)).unwrap();
+                let b = DorEngine
+                    .route(&f, &req(vls, 1))
+                    .unwrap_or_else(|e| panic!("{sides:?} {wrap}: {e}"));
+                let what = format!("{sides:?} wrap {wrap} eps {eps} trunk {trunk} vls {vls}");
+                assert_eq!(a.lft, b.lft, "{what}");
+                assert_eq!(a.path_sl, b.path_sl, "{what}");
+                assert_eq!(a.nic_sl2vl, b.nic_sl2vl, "{what}");
+                assert_eq!(a.routing_sls, b.routing_sls, "{what}");
+                // SL→VL entries of every connected output port (unconnected ports carry no
+                // traffic and appear in no dump) are the same.
+                let wire = a.wire_sls();
+                for s in 0..g.num_switches() {
+                    let p = g.num_ports(SwitchId(s as u32)) as usize;
+                    for out in
+                        (0..p).filter(|&o| g.switch_peer(SwitchId(s as u32), o as u16).is_some())
+                    {
+                        for inp in 0..p {
+                            let i = (inp * p + out) * wire;
+                            assert_eq!(a.sl2vl[s][i..i + wire], b.sl2vl[s][i..i + wire], "{what}");
+                        }
+                    }
+                }
+                // And so the OpenSM dumps are identical, byte for byte.
+                if a.wire_sls() <= 16 {
+                    let da = crate::opensm::write_all(&g, &a).unwrap();
+                    let db = crate::opensm::write_all(&f, &b).unwrap();
+                    assert_eq!(da, db, "{what}");
+                }
+                let report = cdg::verify(&f, &b).unwrap();
+                assert!(report.deadlock_free, "{what}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_torus_with_switches_in_another_order_routes_alike_by_guid() {
+        let g = generators::torus(&[4, 3, 2], 2, 1, 1).unwrap();
+        let n = g.num_switches() as u32;
+        // Switch i of the shuffled copy is switch perm[i] of the generated one.
+        let perm: Vec<u32> = (0..n).map(|i| (i * 7 + 5) % n).collect();
+        let mut inv = vec![0u32; n as usize];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p as usize] = i as u32;
+        }
+        let switches = perm
+            .iter()
+            .map(|&p| g.switches()[p as usize].clone())
+            .collect();
+        let remap = |r: flitsim_topology::PortRef| match r.node {
+            NodeId::Switch(s) => flitsim_topology::PortRef {
+                node: NodeId::Switch(inv[s as usize]),
+                port: r.port,
+            },
+            _ => r,
+        };
+        let links = g
+            .links()
+            .iter()
+            .map(|l| flitsim_topology::Link {
+                a: remap(l.a),
+                b: remap(l.b),
+                ..*l
+            })
+            .collect();
+        let f = Topology::new(
+            "shuffled",
+            Shape::Irregular,
+            switches,
+            g.endpoints().to_vec(),
+            links,
+        )
+        .unwrap();
+        let a = DorEngine.route(&g, &req(8, 1)).unwrap();
+        let b = DorEngine.route(&f, &req(8, 1)).unwrap();
+        for (i, &p) in perm.iter().enumerate() {
+            assert_eq!(b.lft[i], a.lft[p as usize], "switch {i}");
+        }
+        // Same SL→VL dump, switch blocks in another order.
+        let dump = |t: &Topology, f: &FabricConfig| -> std::collections::BTreeSet<String> {
+            let text = crate::opensm::write_sl2vl(t, f).unwrap();
+            let body: String = text
+                .lines()
+                .filter(|l| !l.starts_with("# flitsim"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            body.split("\n\n").map(str::to_string).collect()
+        };
+        assert_eq!(dump(&g, &a), dump(&f, &b));
+        assert_eq!(a.path_sl, b.path_sl);
+    }
+
+    #[test]
+    fn tori_with_arbitrary_port_numbers_route_minimally_and_deadlock_free() {
+        // Ports renumbered per switch by a fixed pseudo-random permutation: nothing of
+        // flitsim's port convention is left, only the graph.
+        let cases: &[(&[u32], bool, u32, u32)] = &[
+            (&[6, 6], true, 1, 1),
+            (&[5, 3, 4], true, 2, 1),
+            (&[4, 4], true, 1, 2),
+            (&[4, 3], false, 2, 1),
+            (&[7], true, 1, 1),
+        ];
+        for &(sides, wrap, eps, trunk) in cases {
+            let g = generators::torus_or_mesh(sides, eps, trunk, 1, wrap).unwrap();
+            let perm_of = |s: u32, ports: u16| -> Vec<u16> {
+                let mut p: Vec<u16> = (0..ports).collect();
+                let mut x = 0x9e37_79b9u32.wrapping_mul(s + 1);
+                for i in (1..p.len()).rev() {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    p.swap(i, x as usize % (i + 1));
+                }
+                p
+            };
+            let perms: Vec<Vec<u16>> = g
+                .switches()
+                .iter()
+                .enumerate()
+                .map(|(s, sw)| perm_of(s as u32, sw.ports))
+                .collect();
+            let remap = |r: flitsim_topology::PortRef| match r.node {
+                NodeId::Switch(s) => flitsim_topology::PortRef {
+                    node: r.node,
+                    port: perms[s as usize][r.port as usize],
+                },
+                _ => r,
+            };
+            let links = g
+                .links()
+                .iter()
+                .map(|l| flitsim_topology::Link {
+                    a: remap(l.a),
+                    b: remap(l.b),
+                    ..*l
+                })
+                .collect();
+            let f = Topology::new(
+                "renumbered",
+                Shape::Irregular,
+                g.switches().to_vec(),
+                g.endpoints().to_vec(),
+                links,
+            )
+            .unwrap();
+            let what = format!("{sides:?} wrap {wrap}");
+            let layout = detect_torus(&f).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let n: u32 = layout.sides.iter().product();
+            assert_eq!(n as usize, g.num_switches(), "{what}");
+            let fabric = DorEngine.route(&f, &req(2, 1)).unwrap();
+            // Minimal: every path is as long as the generated torus's distance.
+            for (src, dst, path) in all_paths(&f, &fabric, 0) {
+                let a = f.endpoint_switch(EndpointId(src)).0 .0;
+                let b = f.endpoint_switch(EndpointId(dst)).0 .0;
+                assert_eq!(
+                    switch_hops(&path),
+                    torus_distance(sides, wrap, a, b),
+                    "{what}: {src} -> {dst}"
+                );
+            }
+            assert!(cdg::verify(&f, &fabric).unwrap().deadlock_free, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_no_torus_gets_the_reason() {
+        let t = as_file(&generators::kary_ntree(4, 2, 1).unwrap());
+        let e = DorEngine.route(&t, &req(2, 1)).unwrap_err().to_string();
+        assert!(
+            e.contains("dor routes tori and meshes only") && e.contains("is not one: "),
+            "{e}"
+        );
     }
 
     #[test]

@@ -240,25 +240,36 @@ impl VlBlocks {
     }
 }
 
-/// The largest number of lanes, at most `available`, such that `lanes · sls_per_lane` path SLs
-/// per class still fit the 8-bit SL fields for `classes` classes. Errors when not even one
-/// lane fits.
+/// SLs an InfiniBand packet header can name; engines keep their wire SLs within it when they
+/// can (see `fit_lanes`).
+pub const IB_WIRE_SLS: u32 = 16;
+
+/// The number of lanes (independent copies of an engine's VL scheme, each `sls_per_lane` path
+/// SLs wide) to use, at most `available` (the spare VLs allow that many).
+///
+/// Lanes only spread load; deadlock freedom needs one. So lanes are added only while all wire
+/// SLs (`classes · lanes · sls_per_lane`) fit InfiniBand's 16 SLs ([`IB_WIRE_SLS`]) and the
+/// tables can be written as OpenSM dumps. When even one lane needs more than 16 wire SLs (a
+/// torus of 5 or more dimensions, or many classes), one lane is used — the fewest SLs the
+/// scheme allows — if it fits the 8-bit SL fields of flitsim's own tables; the dumps then
+/// refuse it with a message saying what would fit. Errors when not even one lane fits 8 bits.
 fn fit_lanes(
     available: u8,
     sls_per_lane: u32,
     classes: u8,
     engine: &str,
 ) -> Result<u8, RoutingError> {
+    let classes = classes.max(1) as u32;
     // routing_sls is a u8 and every wire SL (< classes · routing_sls) must fit in a u8.
     let by_u8 = 255 / sls_per_lane;
-    let by_wire = 256 / (sls_per_lane * classes.max(1) as u32);
-    let lanes = (available as u32).min(by_u8).min(by_wire);
-    if lanes == 0 {
+    let by_wire = 256 / (sls_per_lane * classes);
+    if by_u8.min(by_wire) == 0 || available == 0 {
         return Err(RoutingError::Unroutable(format!(
             "{engine} needs {sls_per_lane} path SLs per traffic class; with {classes} classes that exceeds the 256 wire SLs"
         )));
     }
-    Ok(lanes as u8)
+    let by_ib = IB_WIRE_SLS / (sls_per_lane * classes);
+    Ok((available as u32).min(by_ib.max(1)) as u8)
 }
 
 /// Checks that port `port` of switch `s` exists and leads to `expected`, as the topology's
@@ -399,9 +410,16 @@ mod tests {
 
     #[test]
     fn lanes_are_capped_to_the_sl_space() {
+        // Lanes while the wire SLs fit InfiniBand's 16.
         assert_eq!(fit_lanes(4, 4, 1, "x").unwrap(), 4);
-        assert_eq!(fit_lanes(100, 4, 1, "x").unwrap(), 63);
-        assert_eq!(fit_lanes(100, 4, 4, "x").unwrap(), 16);
+        assert_eq!(fit_lanes(100, 4, 1, "x").unwrap(), 4);
+        assert_eq!(fit_lanes(100, 4, 2, "x").unwrap(), 2);
+        assert_eq!(fit_lanes(100, 1, 3, "x").unwrap(), 5);
+        // A 3D torus (8 path SLs per lane) on 8 VLs: 2 lanes, 16 wire SLs, not 4 lanes / 32.
+        assert_eq!(fit_lanes(4, 8, 1, "x").unwrap(), 2);
+        // One lane already beyond 16 wire SLs: one lane, the fewest there can be.
+        assert_eq!(fit_lanes(100, 4, 8, "x").unwrap(), 1);
+        assert_eq!(fit_lanes(3, 32, 1, "x").unwrap(), 1);
         assert!(fit_lanes(1, 128, 4, "x").is_err());
     }
 

@@ -5,10 +5,10 @@
 //! Most engines use *lanes*: path SL `p` of traffic class `c` travels on VL `base(c) + p` on
 //! every hop and on the injection link ([`lane_vl`], [`lane_fabric`]); single-layer engines
 //! are the case of one lane ([`single_layer_fabric`]). DOR also picks the VL by the output
-//! port's dimension and uses [`assemble`] directly.
+//! port's dimension and uses [`assemble_per_switch`] directly.
 use super::{RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{PortNum, Topology};
+use flitsim_topology::{PortNum, SwitchId, Topology};
 
 /// The path SL table of `n` endpoints, `t[src · n + dst] = f(src, dst)`; empty when
 /// `routing_sls == 1`, as [`FabricConfig::path_sl`] wants it.
@@ -74,10 +74,32 @@ pub(super) fn assemble(
     hop_vl: impl Fn(PortNum, u8) -> u8,
     nic_vl: impl Fn(u8) -> u8,
 ) -> FabricConfig {
+    assemble_per_switch(
+        engine,
+        topo,
+        req,
+        lft,
+        sls,
+        |_, out, sl| hop_vl(out, sl),
+        nic_vl,
+    )
+}
+
+/// [`assemble`] where the VL of a hop may depend on the switch too: `hop_vl(switch, out, sl)`.
+pub(super) fn assemble_per_switch(
+    engine: &str,
+    topo: &Topology,
+    req: &RoutingRequest,
+    lft: Vec<Vec<PortNum>>,
+    sls: PathSls,
+    hop_vl: impl Fn(SwitchId, PortNum, u8) -> u8,
+    nic_vl: impl Fn(u8) -> u8,
+) -> FabricConfig {
     let wire_sls = req.classes as usize * sls.routing_sls as usize;
-    let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |_, _, out, sl| hop_vl(out, sl));
+    let sl2vl = FabricConfig::build_sl2vl(topo, wire_sls, |s, _, out, sl| hop_vl(s, out, sl));
     let nic_sl2vl = (0..wire_sls).map(|sl| nic_vl(sl as u8)).collect();
     FabricConfig {
+        alt_paths: Vec::new(),
         engine: engine.into(),
         num_vls: req.vls,
         classes: req.classes,

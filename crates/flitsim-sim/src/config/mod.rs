@@ -6,6 +6,7 @@
 //! | `scheduler.rs` | an output-port scheduler (`switch.scheduler`, `nic.scheduler`) |
 //! | `nic.rs` | `[nic]` |
 //! | `traffic.rs` | `[traffic]`, `[[traffic.class]]` |
+//! | `flow.rs` | `[[traffic.flow]]`, `[[traffic.flow_set]]` |
 //! | `qos.rs` | `[qos]` and its tables |
 //! | `run.rs` | `[run]` |
 //!
@@ -13,6 +14,7 @@
 //! (`deny_unknown_fields`) so that the application layer (`flitsim-app`), which owns the
 //! experiment file, its topology and routing sections, its overrides and its JSON Schema, can
 //! embed them as they are; the engine itself reads no file and takes a [`SimParams`].
+mod flow;
 mod nic;
 mod qos;
 mod run;
@@ -21,6 +23,7 @@ mod switch;
 mod traffic;
 
 pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
+pub use flow::{FlowConfig, FlowSetConfig, FlowSetKind, FlowSpec, MAX_FLOWS};
 pub use nic::NicConfig;
 pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
@@ -93,6 +96,14 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if !self.switch.source_routing {
+            if let Some(i) = self.traffic.flows.iter().position(|f| f.route.is_some()) {
+                return Err(ParamError::new(
+                    format!("traffic.flow[{i}].route"),
+                    "an explicit route needs switch.source_routing = true",
+                ));
+            }
+        }
         self.switch.validate(vls)?;
         crate::engine::build::check_buffers(self, vls as usize)?;
         if self.nic.buffer_flits < max_mtu(self) {

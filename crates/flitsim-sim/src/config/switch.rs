@@ -68,6 +68,17 @@ pub struct SwitchConfig {
     /// Parameters of the hierarchical Omni-Path switch (with `organisation = "opa"`).
     #[serde(default)]
     pub opa: OpaConfig,
+    /// Source routing, as Myrinet switches do (default false: InfiniBand's forwarding tables).
+    /// Each packet carries its route, the output port at every switch it crosses, chosen at
+    /// the source NIC: a flow's explicit `route`, else the route its path (`path`, default 0)
+    /// takes through the routing engine's tables, computed once per (source, destination,
+    /// path). Switches then read the route and consult no table.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub source_routing: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// How a switch is built inside.
@@ -163,6 +174,7 @@ impl Default for SwitchConfig {
             scheduler: SchedulerConfig::RoundRobin,
             organisation: SwitchOrganisation::Crossbar,
             opa: OpaConfig::default(),
+            source_routing: false,
         }
     }
 }

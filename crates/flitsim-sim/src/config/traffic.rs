@@ -1,5 +1,5 @@
 //! `[traffic]`: offered load, destination pattern, injection process and traffic classes.
-use super::ParamError;
+use super::{FlowConfig, FlowSetConfig, ParamError};
 use crate::workload::{ProcessConfig, ProcessTable, SizeConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -73,6 +73,13 @@ pub struct TrafficConfig {
     /// Traffic classes; class `i` is SL `i`. Default: one class "BE".
     #[serde(default = "default_classes", rename = "class")]
     pub classes: Vec<ClassConfig>,
+    /// Explicit flows (`[[traffic.flow]]`), beside the class sources.
+    #[serde(default, rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowConfig>,
+    /// Generated flow sets (`[[traffic.flow_set]]`): all pairs, a permutation, or random
+    /// destinations per source.
+    #[serde(default, rename = "flow_set", skip_serializing_if = "Vec::is_empty")]
+    pub flow_sets: Vec<FlowSetConfig>,
 }
 
 fn default_classes() -> Vec<ClassConfig> {
@@ -314,11 +321,12 @@ impl TrafficConfig {
                 p.validate(&format!("{key}.process"), 0.0, &c.size_config().sampler())?;
                 continue;
             }
-            if self.load.is_none() && c.rate.is_none() {
+            if self.load.is_none() && c.rate.is_none() && !self.has_flows() {
                 return Err(ParamError::new(
                     key,
                     format!(
-                        "class {:?} needs `rate` when traffic.load is not set",
+                        "class {:?} needs `rate` when traffic.load is not set (or flows in \
+                         [[traffic.flow]] / [[traffic.flow_set]])",
                         c.name
                     ),
                 ));
@@ -379,7 +387,11 @@ impl TrafficConfig {
                 ));
             }
         }
-        if self.load.is_none() && (0..self.classes.len()).all(|i| self.class_rate(i) == 0.0) {
+        self.validate_flows()?;
+        if self.load.is_none()
+            && !self.has_flows()
+            && (0..self.classes.len()).all(|i| self.class_rate(i) == 0.0)
+        {
             return Err(ParamError::new(
                 "traffic.class",
                 "every class has rate 0 (an idle fabric has nothing to measure)",
@@ -414,6 +426,7 @@ impl TrafficConfig {
     /// The checks that need the fabric's endpoint count `n`: bit patterns need a power of two
     /// (transpose an even number of bits), and the hot spots must exist.
     pub fn validate_endpoints(&self, n: usize) -> Result<(), ParamError> {
+        self.validate_flow_endpoints(n)?;
         let name = self.pattern.name();
         let pow2 = n.is_power_of_two();
         let bits = n.trailing_zeros();

@@ -3,15 +3,15 @@
 //! proportional to the traffic.
 use super::buffer::{BufferOrg, VlAccount, UNLIMITED};
 use super::link::TimeWheel;
-use super::nic::{Nic, Source};
+use super::nic::{FlowSource, MsgTag, Nic, Source, NO_ROUTE_ID};
 use super::opa::{NodeKind, OpaLayout, PortRole};
 use super::queue::{Discipline, VlQueue};
-use super::route::{Organisation, RouteSource};
+use super::route::{Organisation, RouteSource, SourceRoutes};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    InjectionKind, ParamError, SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation,
-    Switching,
+    FlowSpec, InjectionKind, ParamError, SchedulerConfig, SharedBufferConfig, SimParams,
+    SwitchOrganisation, Switching,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -338,14 +338,46 @@ impl Network {
             cfg.seed,
         )
         .map_err(err)?;
-        let (sources, gen_heap) = sources(cfg, n);
+        cfg.traffic
+            .validate_endpoints(n)
+            .map_err(|e| err(e.to_string()))?;
+        let flows = cfg.traffic.expand_flows(n, cfg.seed);
+        let mut routes = if cfg.switch.source_routing {
+            RouteSource::SourceRoute(SourceRoutes::new(topo))
+        } else {
+            RouteSource::tables(&fabric)
+        };
+        let mut flow_routes = Vec::with_capacity(flows.len());
+        for (i, f) in flows.iter().enumerate() {
+            let key = format!("traffic.flow[{i}]");
+            if f.path as usize >= fabric.num_paths() {
+                let k = fabric.num_paths();
+                return Err(err(format!(
+                    "{key}.path: {}: the fabric offers {k} path{} per destination (0..={})",
+                    f.path,
+                    if k == 1 { "" } else { "s" },
+                    k - 1
+                )));
+            }
+            flow_routes.push(match (&f.route, &mut routes) {
+                (Some(ports), RouteSource::SourceRoute(r)) => r
+                    .explicit(topo, f.src, f.dst, ports)
+                    .map_err(|m| err(format!("{key}.route: {m}")))?,
+                (Some(_), _) => {
+                    return Err(err(format!(
+                        "{key}.route: an explicit route needs switch.source_routing = true"
+                    )))
+                }
+                (None, _) => NO_ROUTE_ID,
+            });
+        }
+        let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
         let nic_buf = VlAccount::new(
             vls,
             vec![0; n],
             vec![BufferOrg::fixed(vls, cfg.nic.buffer_flits)],
         );
         let wheel = TimeWheel::new(etopo.max_latency());
-        let routes = RouteSource::ForwardingTable(fabric.lft.clone());
         let nic_sl2vl = fabric.nic_sl2vl.clone();
         let mut net = Network {
             cfg: cfg.clone(),
@@ -395,7 +427,7 @@ impl Network {
             measured_outstanding: 0,
             messages: Default::default(),
             last_progress: 0,
-            counters: Collector::new(classes, g_total * vls, cfg.run.timeseries_bin),
+            counters: Collector::new(classes, g_total * vls, cfg.run.timeseries_bin, &flows),
             build_seconds: 0.0,
             check_every: cfg
                 .run
@@ -438,9 +470,14 @@ fn schedulers(
         .collect())
 }
 
-/// One source per (endpoint, class) with a positive rate, each with its own random stream,
-/// and the heap of their first message times.
-fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
+/// One source per (endpoint, class) with a positive rate and one per flow, each with its own
+/// random stream, and the heap of their first message times.
+fn sources(
+    cfg: &SimParams,
+    n: usize,
+    flows: &[FlowSpec],
+    flow_routes: &[u32],
+) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
     let mut sources = Vec::new();
     let mut gen_heap = BinaryHeap::new();
     for e in 0..n as u32 {
@@ -469,6 +506,7 @@ fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, 
                     acc: 0.0,
                     rng,
                     workload: Some(Box::new((arrivals, size))),
+                    flow: None,
                 });
                 continue;
             }
@@ -482,6 +520,7 @@ fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, 
                 acc: 0.0,
                 rng: stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64),
                 workload: None,
+                flow: None,
             };
             let first = match cfg.traffic.injection {
                 InjectionKind::Bernoulli => src.geometric_gap() - 1,
@@ -493,6 +532,42 @@ fn sources(cfg: &SimParams, n: usize) -> (Vec<Source>, BinaryHeap<Reverse<(u64, 
             gen_heap.push(Reverse((first, id)));
             sources.push(src);
         }
+    }
+    // Flows: one source each, with its own stream (so adding flows never shifts the class
+    // sources' numbers), arrival times drawn relative to the flow's start.
+    let default = match cfg.traffic.injection {
+        InjectionKind::Bernoulli => SimpleProcess::Bernoulli,
+        InjectionKind::Cbr => SimpleProcess::Cbr,
+    };
+    for (i, f) in flows.iter().enumerate() {
+        let size = f.size.sampler();
+        let mut arrivals = Arrivals::new(f.process.as_ref(), default, f.rate, size.mean());
+        let mut rng = stream(cfg.seed, StreamKind::Flow, i as u64);
+        let first = arrivals.first(&mut rng).saturating_add(f.start);
+        let id = sources.len() as u32;
+        if first < f.stop {
+            gen_heap.push(Reverse((first, id)));
+        }
+        sources.push(Source {
+            endpoint: f.src,
+            class: f.class,
+            p: 0.0,
+            ln_q: 0.0,
+            period: 0.0,
+            acc: 0.0,
+            rng,
+            workload: Some(Box::new((arrivals, size))),
+            flow: Some(FlowSource {
+                tag: MsgTag {
+                    flow: i as u32,
+                    path: f.path as u8,
+                    route: flow_routes[i],
+                },
+                dst: f.dst,
+                start: f.start,
+                stop: f.stop,
+            }),
+        });
     }
     (sources, gen_heap)
 }

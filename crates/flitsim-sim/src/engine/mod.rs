@@ -48,7 +48,7 @@ use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::{Collector, RunEnd};
-use crate::stats::{DeadlockReport, Delivery, PortResult, RunResult};
+use crate::stats::{DeadlockReport, Delivery, PortResult, RouteHop, RunResult};
 use crate::traffic::Pattern;
 use crate::SimError;
 use flitsim_manager::FabricConfig;
@@ -72,7 +72,7 @@ use allocator::SeparableAllocator;
 use buffer::{BufferOrg, VlAccount};
 use link::{Event, TimeWheel, F_HEAD, F_TAIL};
 use nic::{Nic, Scripted, Source};
-use packet::{MessageSlab, PacketSlab, MSG_NONE};
+use packet::{MessageSlab, PacketSlab, MSG_NONE, NO_FLOW};
 use queue::{BufPkt, VlQueue};
 use route::{Organisation, RouteSource};
 use switch::SwitchState;
@@ -257,6 +257,17 @@ impl Network {
         self.counters.trace.as_deref().unwrap_or(&[])
     }
 
+    /// Records every routing decision: each packet head routed at each switch (for tests of
+    /// routes hop by hop; costs memory per packet and hop).
+    pub fn enable_route_trace(&mut self) {
+        self.counters.route_trace = Some(Vec::new());
+    }
+
+    /// The routing decisions so far, in the order they were taken, when enabled.
+    pub fn route_trace(&self) -> &[RouteHop] {
+        self.counters.route_trace.as_deref().unwrap_or(&[])
+    }
+
     /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all
     /// of it under virtual cut-through; one credit and the VL not held by another packet
     /// under wormhole.
@@ -402,6 +413,19 @@ impl Network {
             let (out_port, out_vl) =
                 self.organisation
                     .route(&self.routes, &self.fabric, s, in_port, p, ev.vl);
+            if let Some(rt) = &mut self.counters.route_trace {
+                rt.push(RouteHop {
+                    src: p.src,
+                    dst: p.dst,
+                    seq: p.seq,
+                    flow: (p.flow != NO_FLOW).then_some(p.flow),
+                    path: p.path,
+                    switch: s,
+                    in_port,
+                    out_port,
+                    vl: out_vl.0,
+                });
+            }
             // A packet entering an empty VL is its head at once; otherwise it becomes the head
             // (and starts waiting) when the packet before it leaves.
             let head = self.inputs[i].push(BufPkt {
@@ -444,12 +468,18 @@ impl Network {
         if c.ts_bin != 0 {
             c.add_to_series(p.class.idx(), t, ev.n as u64);
         }
+        if p.flow != NO_FLOW {
+            c.flow_delivered(p.flow, t, ev.n as u64, in_window);
+        }
         if ev.flags & F_TAIL == 0 {
             return;
         }
         if p.msg != MSG_NONE {
             if let Some(gen) = self.messages.delivered(p.msg, p.len as u32) {
                 c.add_message(p.class.idx(), t - gen);
+                if p.flow != NO_FLOW {
+                    c.flows[p.flow as usize].latency.add(t - gen);
+                }
             }
         }
         if p.measured {

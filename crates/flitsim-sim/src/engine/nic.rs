@@ -11,7 +11,8 @@
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
 use super::link::Event;
-use super::packet::{Packet, MSG_NONE};
+use super::packet::{Packet, MSG_NONE, NO_FLOW};
+use super::route::RouteSource;
 use super::Network;
 use crate::config::{InjectionKind, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl};
@@ -36,6 +37,32 @@ pub(crate) struct Msg {
     pub measured: bool,
     /// Entry in the message slab (`MSG_NONE` when not measured).
     pub msg: u32,
+    /// The flow, path and source route it belongs to.
+    pub tag: MsgTag,
+}
+
+/// What a message carries besides its class and destination: its flow, its path among the
+/// destination's paths, and an explicit source route.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MsgTag {
+    /// Flow id (`NO_FLOW`: a class source's message).
+    pub flow: u32,
+    /// Path index (the destination LID offset under LMC).
+    pub path: u8,
+    /// With source routing, an explicit route (`NO_ROUTE_ID`: the route of the path).
+    pub route: u32,
+}
+
+/// No explicit source route.
+pub(crate) const NO_ROUTE_ID: u32 = u32::MAX;
+
+impl MsgTag {
+    /// A class source's or a scripted message: no flow, path 0.
+    pub const CLASS: MsgTag = MsgTag {
+        flow: NO_FLOW,
+        path: 0,
+        route: NO_ROUTE_ID,
+    };
 }
 
 /// One endpoint's NIC.
@@ -86,9 +113,23 @@ pub(crate) struct Source {
     pub period: f64,
     pub acc: f64,
     pub rng: ComponentRng,
-    /// Arrivals and sizes of a class with `size` or `process` (None: the fixed-size
-    /// Bernoulli/CBR source above).
+    /// Arrivals and sizes of a class with `size` or `process`, and of every flow (None: the
+    /// fixed-size Bernoulli/CBR source above).
     pub workload: Option<Box<(Arrivals, SizeSampler)>>,
+    /// A flow's id, destination, first cycle and stop cycle (`None`: a class source drawing
+    /// destinations from the pattern).
+    pub flow: Option<FlowSource>,
+}
+
+/// What a flow's source adds to a class source.
+pub(crate) struct FlowSource {
+    /// Its id, path and explicit route.
+    pub tag: MsgTag,
+    pub dst: u32,
+    /// Arrival times are drawn relative to `start`.
+    pub start: Cycle,
+    /// No message at or after this cycle.
+    pub stop: Cycle,
 }
 
 impl Source {
@@ -116,13 +157,23 @@ impl Network {
             let src = &mut self.sources[id as usize];
             let e = src.endpoint;
             let c = src.class as usize;
+            if let Some(f) = &src.flow {
+                let (tag, dst, start, stop) = (f.tag, f.dst, f.start, f.stop);
+                let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
+                let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
+                if next.saturating_add(start) < stop {
+                    self.gen_heap.push(Reverse((next + start, id)));
+                }
+                self.enqueue_message(t, e, dst, c, size, window, tag);
+                continue;
+            }
             if let Some(w) = src.workload.as_mut() {
                 let pattern = &self.pattern;
                 let (arrivals, sizes) = &mut **w;
                 let (dst, size, next) =
                     arrivals.fire(t, &mut src.rng, sizes, |r| pattern.draw(e, r));
                 self.gen_heap.push(Reverse((next, id)));
-                self.enqueue_message(t, e, dst, c, size, window);
+                self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
                 continue;
             }
             let dst = self.pattern.draw(e, &mut src.rng);
@@ -134,17 +185,18 @@ impl Network {
             };
             self.gen_heap.push(Reverse((next, id)));
             let size = self.cfg.traffic.classes[c].message_flits;
-            self.enqueue_message(t, e, dst, c, size, window);
+            self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
         }
         while let Some(&Reverse((at, _, e, dst, c, size))) = self.scripted.peek() {
             if at > t {
                 break;
             }
             self.scripted.pop();
-            self.enqueue_message(t, e, dst, c as usize, size, window);
+            self.enqueue_message(t, e, dst, c as usize, size, window, MsgTag::CLASS);
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn enqueue_message(
         &mut self,
         t: Cycle,
@@ -153,9 +205,13 @@ impl Network {
         c: usize,
         size: u32,
         window: (Cycle, Cycle),
+        tag: MsgTag,
     ) {
         let measured = t >= window.0 && t < window.1;
         self.counters.flits_generated += size as u64;
+        if tag.flow != NO_FLOW {
+            self.counters.flow_generated(tag.flow, size, measured);
+        }
         let mut msg = MSG_NONE;
         if measured {
             self.counters.window_generated[c] += size as u64;
@@ -170,6 +226,7 @@ impl Network {
             left: size,
             measured,
             msg,
+            tag,
         });
         nic.app_msgs += 1;
     }
@@ -207,11 +264,13 @@ impl Network {
                 };
                 let len = msg.left.min(self.mtu[c] as u32);
                 let dst = msg.dst;
-                let wire_sl = self.fabric.wire_sl(
+                let path = msg.tag.path;
+                let wire_sl = self.fabric.wire_sl_on(
                     Sl(c as u8),
                     EndpointId(e as u32),
                     EndpointId(dst),
                     self.n_endpoints,
+                    path as usize,
                 );
                 let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
                 if blocked & vl.bit() != 0 {
@@ -235,6 +294,12 @@ impl Network {
                 let seq = nic.seq;
                 nic.seq += 1;
                 self.nic_buf.reserve(e, vl, len);
+                let route = match &mut self.routes {
+                    RouteSource::SourceRoute(r) if m.tag.route == NO_ROUTE_ID => {
+                        r.of_pair(&self.fabric, e as u32, m.dst, path)
+                    }
+                    _ => m.tag.route,
+                };
                 let id = self.packets.alloc(Packet {
                     src: e as u32,
                     dst: m.dst,
@@ -247,6 +312,9 @@ impl Network {
                     hops: 0,
                     measured: m.measured,
                     msg: m.msg,
+                    flow: m.tag.flow,
+                    path,
+                    route,
                 });
                 self.nics[e].queues[vl.idx()].push_back(id);
                 moved = true;

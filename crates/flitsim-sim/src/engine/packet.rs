@@ -30,7 +30,16 @@ pub(crate) struct Packet {
     pub measured: bool,
     /// Its message's entry in the [`MessageSlab`] ([`MSG_NONE`] for unmeasured messages).
     pub msg: u32,
+    /// Its flow ([`NO_FLOW`] for a class source's packets).
+    pub flow: u32,
+    /// Its path among the destination's paths (the destination LID offset under LMC).
+    pub path: u8,
+    /// With source routing, the index of its route's first hop (see `SourceRoutes`).
+    pub route: u32,
 }
+
+/// No flow: the packet of a class source or a scripted message.
+pub(crate) const NO_FLOW: u32 = u32::MAX;
 
 /// No message entry: the message is not measured.
 pub(crate) const MSG_NONE: u32 = u32::MAX;

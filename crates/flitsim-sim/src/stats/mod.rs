@@ -4,9 +4,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod collector;
+mod flows;
 mod physical;
 
-pub use physical::{LatencyNs, PhysicalResults};
+pub(crate) use flows::FlowCounters;
+pub use flows::{FlowPhysical, FlowResult, FlowSeries};
+pub use physical::{ClassPhysical, LatencyNs, PhysicalResults, ResultUnits};
 
 const EXACT: u64 = 1024;
 const SUB: u64 = 64; // sub-buckets per octave above EXACT (≤ 1.6 % relative error)
@@ -201,6 +204,9 @@ pub struct ClassResult {
     pub message_latency: LatencySummary,
     /// Variation of the message latency.
     pub jitter: Jitter,
+    /// Physical twins, with `[units]`.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub physical: Option<ClassPhysical>,
 }
 
 /// Jitter of a class's message latency, cycles (`null` when a deadlocked run delivered no
@@ -221,6 +227,9 @@ pub struct TimeSeries {
     pub bin: u64,
     /// One series per class.
     pub classes: Vec<ClassSeries>,
+    /// One series per flow (absent without flows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSeries>,
 }
 
 /// One class's delivered flits per bin.
@@ -244,6 +253,30 @@ pub struct HistogramBin {
     pub latency: u64,
     /// Packets in the bin.
     pub count: u64,
+}
+
+/// One routing decision: a packet head routed at a switch, recorded when route tracing is on
+/// ([`Network::enable_route_trace`](crate::Network::enable_route_trace)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteHop {
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// Creation order of the packet at its source NIC.
+    pub seq: u64,
+    /// Its flow, if it belongs to one.
+    pub flow: Option<u32>,
+    /// Its path index.
+    pub path: u8,
+    /// The simulated switch (the fabric switch, unless `switch.organisation = "opa"`).
+    pub switch: u32,
+    /// Port the head arrived on.
+    pub in_port: u16,
+    /// Output port chosen.
+    pub out_port: u16,
+    /// VL on the output.
+    pub vl: u8,
 }
 
 /// One delivered packet, recorded when tracing is on (tests, debugging).
@@ -386,6 +419,10 @@ pub struct RunResult {
     /// Delivered flits per class over time, present only when `run.timeseries_bin` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+    /// One row per flow, present only when the experiment has `[[traffic.flow]]` or
+    /// `[[traffic.flow_set]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowResult>>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

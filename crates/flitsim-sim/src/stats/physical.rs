@@ -2,7 +2,7 @@
 //! `accepted_gbps`, `accepted_mbps`), present in a [`RunResult`] when the experiment has a
 //! `[units]` table. The engine counts cycles and flits only; the application layer, which
 //! knows the units, adds these with [`RunResult::add_physical`].
-use super::{LatencySummary, RunResult};
+use super::{FlowPhysical, LatencySummary, RunResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +48,38 @@ pub struct PhysicalResults {
     /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint (only with `[units]`; `null` where
     /// it is).
     pub accepted_mbps: Option<f64>,
+    /// The units the twins were computed with (only with `[units]`), so that readers of the
+    /// result can convert other flit and cycle counts (e.g. the time series) themselves.
+    pub units: ResultUnits,
+}
+
+/// A class's figures in physical units (only with `[units]`): its latencies in ns and its
+/// loads (per endpoint) in Gb/s and MB/s, as the run's twins.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct ClassPhysical {
+    /// `latency` in nanoseconds.
+    pub latency_ns: LatencyNs,
+    /// `network_latency` in nanoseconds.
+    pub network_latency_ns: LatencyNs,
+    /// `message_latency` in nanoseconds.
+    pub message_latency_ns: LatencyNs,
+    /// `jitter.std` in nanoseconds.
+    pub jitter_std_ns: Option<f64>,
+    /// `offered_load` in Gb/s per endpoint.
+    pub offered_gbps: Option<f64>,
+    /// `accepted_load` in Gb/s per endpoint.
+    pub accepted_gbps: Option<f64>,
+    /// `accepted_load` in MB/s (10⁶ bytes/s) per endpoint.
+    pub accepted_mbps: Option<f64>,
+}
+
+/// What a flit and a cycle were in a run with `[units]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct ResultUnits {
+    /// Bytes per flit.
+    pub flit_bytes: u32,
+    /// Nanoseconds per cycle.
+    pub cycle_ns: f64,
 }
 
 impl PhysicalResults {
@@ -61,6 +93,10 @@ impl PhysicalResults {
             offered_gbps: bytes_per_ns(r.offered_load).map(|b| b * 8.0),
             accepted_gbps: bytes_per_ns(r.accepted_load).map(|b| b * 8.0),
             accepted_mbps: bytes_per_ns(r.accepted_load).map(|b| b * 1000.0),
+            units: ResultUnits {
+                flit_bytes,
+                cycle_ns,
+            },
         }
     }
 }
@@ -69,5 +105,27 @@ impl RunResult {
     /// Adds the physical twins of the cycle figures (see [`PhysicalResults`]).
     pub fn add_physical(&mut self, flit_bytes: u32, cycle_ns: f64) {
         self.physical = Some(PhysicalResults::new(self, flit_bytes, cycle_ns));
+        let bytes_per_ns = |rate: Option<f64>| rate.map(|r| r * flit_bytes as f64 / cycle_ns);
+        for c in &mut self.per_sl {
+            c.physical = Some(ClassPhysical {
+                latency_ns: LatencyNs::from_cycles(&c.latency, cycle_ns),
+                network_latency_ns: LatencyNs::from_cycles(&c.network_latency, cycle_ns),
+                message_latency_ns: LatencyNs::from_cycles(&c.message_latency, cycle_ns),
+                jitter_std_ns: c.jitter.std.map(|s| s * cycle_ns),
+                offered_gbps: bytes_per_ns(c.offered_load).map(|b| b * 8.0),
+                accepted_gbps: bytes_per_ns(c.accepted_load).map(|b| b * 8.0),
+                accepted_mbps: bytes_per_ns(c.accepted_load).map(|b| b * 1000.0),
+            });
+        }
+        for f in self.flows.iter_mut().flatten() {
+            f.physical = Some(FlowPhysical {
+                offered_mbps: bytes_per_ns(f.offered_rate).map(|b| b * 1000.0),
+                accepted_mbps: bytes_per_ns(f.accepted_rate).map(|b| b * 1000.0),
+                accepted_gbps: bytes_per_ns(f.accepted_rate).map(|b| b * 8.0),
+                generated_bytes: f.generated_flits * flit_bytes as u64,
+                delivered_bytes: f.delivered_flits * flit_bytes as u64,
+                message_latency_ns: LatencyNs::from_cycles(&f.message_latency, cycle_ns),
+            });
+        }
     }
 }
