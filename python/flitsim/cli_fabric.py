@@ -230,7 +230,7 @@ def _shape(s: Dict[str, Any]) -> str:
     "--max-layers",
     type=click.IntRange(1, 255),
     default=None,
-    help="dfsssp, lash: at most this many layers per class.",
+    help="dfsssp, lash, nue: at most this many layers per class.",
 )
 @click.option(
     "--root",

@@ -66,6 +66,16 @@ def test_route_json_dfsssp_on_a_random_topology(runner):
     assert r["routing_sls"] >= 1
 
 
+def test_route_nue_is_deadlock_free_within_any_vl_budget(runner):
+    for vls in (1, 2, 8):
+        r = ok_json(runner, "route", "torus:6x6", "--engine", "nue", "--max-vls", str(vls), "--json")
+        assert r["engine"] == "nue"
+        assert r["deadlock_free"] is True
+        assert (r["layers"], r["vls_used"]) == (vls, vls)
+    a = ok_json(runner, "ebb", RANDOM, "--engine", "nue", "--max-vls", "1", "--json")
+    assert EBB_KEYS <= a.keys() and a["ebb_mean"] > 0
+
+
 def test_route_minhop_with_one_vl_has_a_cycle(runner):
     r = ok_json(runner, "route", "torus:6x6", "--engine", "minhop", "--max-vls", "1", "--json")
     assert r["deadlock_free"] is False

@@ -207,7 +207,7 @@ pub struct OptionsInput {
     /// `dfsssp`, `lash`: spread layers over spare VLs.
     #[serde(default)]
     pub balance: Option<bool>,
-    /// `dfsssp`, `lash`: at most this many layers per class.
+    /// `dfsssp`, `lash`, `nue`: at most this many layers per class.
     #[serde(default)]
     pub max_layers: Option<u8>,
     /// `dfsssp`: first-fit restarts after the paper's assignment (0: none).
@@ -390,7 +390,7 @@ pub struct RouteReport {
     /// Distinct VLs the paths use (inter-switch channels and NIC injection).
     pub vls_used: usize,
     /// VLs per class the routing needs for deadlock freedom (virtual layers of `lash` and
-    /// `dfsssp`, which balancing may spread over more VLs; compare with OpenSM's "Virtual
+    /// `dfsssp`, which balancing may spread over more VLs; the VLs `nue` used; compare with OpenSM's "Virtual
     /// Lanes needed"); `None` when unknown, and always when the routing is not deadlock-free
     /// (no number of VLs then makes *these* paths deadlock-free).
     pub layers: Option<u8>,

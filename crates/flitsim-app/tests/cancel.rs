@@ -71,7 +71,7 @@ fn a_cancel_request_from_another_thread_stops_a_billion_cycle_run_promptly() {
 #[test]
 fn routing_cdg_and_reports_return_cancelled() {
     let _flag = Requested::new();
-    for engine in ["minhop", "updn", "sssp", "dfsssp", "lash", "dor"] {
+    for engine in ["minhop", "updn", "sssp", "dfsssp", "lash", "dor", "nue"] {
         let e = report::route_json("torus:6x6", engine, 8, 1, None, None).unwrap_err();
         assert_eq!(e.to_string(), "interrupted", "{engine}");
     }

@@ -407,7 +407,7 @@ fn latency_histograms_agree_with_the_summaries() {
 }
 
 #[test]
-fn the_same_heavy_run_deadlocks_over_minhop_and_completes_over_dfsssp() {
+fn the_same_heavy_run_deadlocks_over_minhop_and_completes_over_dfsssp_and_nue() {
     // Issue 5: MinHop on a torus has cyclic channel dependencies and deadlocks under heavy load;
     // DFSSSP breaks every cycle with virtual layers, so the same traffic completes.
     let heavy = [
@@ -437,6 +437,14 @@ fn the_same_heavy_run_deadlocks_over_minhop_and_completes_over_dfsssp() {
     assert_eq!(
         dfsssp.flits.generated,
         dfsssp.flits.delivered + dfsssp.flits.remaining
+    );
+    // Nue is deadlock-free within any VL budget: one VL suffices.
+    let nue = with("nue", 1);
+    assert!(nue.deadlock.is_none());
+    assert!(nue.cdg.unwrap().deadlock_free);
+    assert_eq!(
+        nue.flits.generated,
+        nue.flits.delivered + nue.flits.remaining
     );
 }
 

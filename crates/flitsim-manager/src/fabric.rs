@@ -31,7 +31,7 @@ pub struct FabricConfig {
     pub routing_sls: u8,
     /// VLs per class the routing needs for deadlock freedom: 1 for single-layer engines, 2 for
     /// `dor` on a torus, the number of virtual layers for `lash` and `dfsssp` (with balancing,
-    /// `routing_sls` is the VL budget instead), 0 when unknown (tables read from files).
+    /// `routing_sls` is the VL budget instead), the VLs `nue` used, 0 when unknown (tables read from files).
     #[serde(default)]
     pub layers: u8,
     /// Linear forwarding tables: `lft[switch][endpoint]` is the output port ([`NO_ROUTE`] if none).

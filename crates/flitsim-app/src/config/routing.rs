@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
-    /// `dor`, `dmodk` (alias `updown-dmodk`), `ftree`, `updn`, `minhop`, `sssp`, `lash` or
-    /// `dfsssp`; default: `dor` for tori and meshes, `dmodk` for k-ary n-trees, `ftree` for
+    /// `dor`, `dmodk` (alias `updown-dmodk`), `ftree`, `updn`, `minhop`, `sssp`, `lash`,
+    /// `dfsssp` or `nue`; default: `dor` for tori and meshes, `dmodk` for k-ary n-trees, `ftree` for
     /// XGFTs, `minhop` otherwise.
     #[serde(default)]
     pub engine: Option<String>,

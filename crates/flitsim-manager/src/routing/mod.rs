@@ -20,6 +20,7 @@
 //! | `sssp` | any | **not guaranteed** | 1 |
 //! | `lash` | any | acyclic virtual layers (first fit) | as many layers as needed |
 //! | `dfsssp` | any | acyclic virtual layers (cycle breaking) | as many layers as needed |
+//! | `nue` | any connected | acyclic CDG per VL, routed on the CDG with escape paths | any budget, 1 included (uses all it is given) |
 //!
 //! Engines with parameters (Up*/Down* roots, DFSSSP's heuristic and variant, layer balancing)
 //! take them from [`EngineOptions`] through [`engine_with_options`] and [`route_with`];
@@ -43,6 +44,7 @@ mod ftree;
 mod lash;
 mod layered;
 mod minhop;
+mod nue;
 mod sssp;
 mod tables;
 #[cfg(test)]
@@ -56,6 +58,7 @@ pub use ftree::FtreeEngine;
 pub use lash::LashEngine;
 pub use layered::CycleHeuristic;
 pub use minhop::MinHopEngine;
+pub use nue::{NueEngine, NueStats};
 pub use sssp::SsspEngine;
 pub use updn::UpDownEngine;
 
@@ -92,6 +95,7 @@ pub const ENGINE_NAMES: &[&str] = &[
     "sssp",
     "lash",
     "dfsssp",
+    "nue",
 ];
 
 /// Names in [`ENGINE_NAMES`] that select another engine, as `(alias, engine)`; help texts
@@ -113,7 +117,7 @@ pub struct EngineOptions {
     /// `dfsssp`, `lash`: spread the layers over spare VLs. `None` takes the engine's default
     /// (on for `dfsssp`, as in the paper; off for `lash`, whose path SL is its layer).
     pub balance: Option<bool>,
-    /// `dfsssp`, `lash`: use at most this many VLs (layers) per traffic class.
+    /// `dfsssp`, `lash`, `nue`: use at most this many VLs (layers) per traffic class.
     pub max_layers: Option<u8>,
     /// `dfsssp`: first-fit restarts after the paper's assignment (`None`: the default,
     /// [`DfssspEngine::DEFAULT_RESTARTS`]; 0: the paper's algorithm alone).
@@ -146,6 +150,9 @@ pub fn engine_with_options(
             balance: options.balance.unwrap_or(true),
             max_layers: options.max_layers,
             restarts: options.restarts.unwrap_or(DfssspEngine::DEFAULT_RESTARTS),
+        })),
+        "nue" => Ok(Box::new(NueEngine {
+            max_layers: options.max_layers,
         })),
         _ => Err(RoutingError::Unroutable(format!(
             "unknown routing engine '{name}'; valid names are: {}",
