@@ -35,6 +35,7 @@ import ctypes
 import os
 import re
 import signal
+import struct
 import sys
 from collections import deque
 from dataclasses import dataclass
@@ -587,11 +588,36 @@ def rank_files(path: Union[str, Path]) -> List[Path]:
             f"rank {missing[0]} is missing"
         )
     for f in files.values():
-        with open(f, "rb") as fh:
-            magic = fh.read(8)
-        if b"DUMPI" not in magic:
-            raise FlitsimError(f"{f}: not a DUMPI trace file (no DUMPI magic number)")
+        check_file(f)
     return [files[r] for r in range(len(files))]
+
+
+MAGIC = b"\xff\xaa\xddDUMPI"
+_INDEX_BYTES = 64
+
+
+def check_file(path: Path) -> None:
+    """Refuse a file that is not a whole DUMPI trace before the C reader sees it.
+
+    SST's reader crashes the process on a truncated file, so check what a complete one has:
+    the magic number first, and last a 64-byte index (the magic number again, then offsets of
+    the file's sections, all inside the file).
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(len(MAGIC))
+        if head != MAGIC:
+            raise FlitsimError(f"{path}: not a DUMPI trace file (no DUMPI magic number)")
+        if size < len(MAGIC) + _INDEX_BYTES:
+            raise FlitsimError(f"{path}: truncated DUMPI file ({size} bytes)")
+        fh.seek(size - _INDEX_BYTES)
+        index = fh.read(_INDEX_BYTES)
+    offsets = struct.unpack(">7Q", index[len(MAGIC):])
+    if index[: len(MAGIC)] != MAGIC or any(o > size - _INDEX_BYTES for o in offsets):
+        raise FlitsimError(
+            f"{path}: truncated or damaged DUMPI file (the index that closes a complete "
+            "trace is missing)"
+        )
 
 
 class _Interrupts:
@@ -631,8 +657,6 @@ def read_ranks(path: Union[str, Path]) -> List[_RankState]:
     states: List[_RankState] = []
     with _Interrupts() as interrupts:
         for rank, f in enumerate(files):
-            if os.path.getsize(f) < 16:
-                raise FlitsimError(f"{f}: too short for a DUMPI trace (truncated?)")
             with _quiet():
                 trace = cls(str(f))
                 trace.interrupted = lambda: interrupts.hit
