@@ -10,6 +10,11 @@ irsend, and the send half of sendrecv; bytes = count x the trace's own datatype 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Dict, Tuple
@@ -211,6 +216,64 @@ def test_unmatched_send_message_is_exact():
     )
 
 
+def _rank(rank: int, tasks: int = 2):
+    st = dumpi_module._RankState(rank, tasks, [0] * 28, Path(f"r{rank}"))
+    st.sizes[9] = 4  # MPI_INT
+    return st
+
+
+def _call(st, name: str, start: int, stop: int, **fields) -> None:
+    """One recorded MPI call, as pydumpi would hand it to the converter's callback."""
+    wall = SimpleNamespace(start=SimpleNamespace(sec=0, nsec=start),
+                           stop=SimpleNamespace(sec=0, nsec=stop))
+    st.calls += 1
+    if name == "init":
+        st.begin(wall)
+        st.origin = stop
+        return
+    fields.setdefault("comm", dumpi_module.COMM_WORLD)
+    dumpi_module._handlers()[name](st, SimpleNamespace(**fields), wall)
+
+
+def test_chaining_of_nonblocking_calls_waits_and_collectives():
+    """The conventions the replay relies on, on two ranks built call by call (times in ns)."""
+    from io import StringIO
+
+    from flitsim.traces import Trace
+    from flitsim.traces.vef import write_vef
+
+    r0, r1 = _rank(0), _rank(1)
+    for st in (r0, r1):
+        _call(st, "init", 0, 1000)
+    _call(r0, "irecv", 1100, 1200, count=4, datatype=9, source=1, tag=5, request=10)
+    _call(r0, "isend", 1300, 1400, count=8, datatype=9, dest=1, tag=6, request=11)
+    _call(r1, "send", 1500, 1600, count=4, datatype=9, dest=0, tag=5)
+    _call(r1, "recv", 1700, 1800, count=8, datatype=9, source=0, tag=6, status=None)
+    _call(r0, "waitall", 2000, 2500, count=2, requests=[10, 11], statuses=None)
+    _call(r1, "barrier", 2900, 3000)
+    _call(r0, "barrier", 3000, 3100)
+    _call(r0, "send", 3200, 3300, count=1, datatype=9, dest=1, tag=7)
+    _call(r1, "recv", 3400, 3500, count=1, datatype=9, source=0, tag=7, status=None)
+    states = [r0, r1]
+    dumpi_module._match(states)
+    records = dumpi_module._order(states)
+    out = StringIO()
+    write_vef(Trace(2, [[0, 1]], records), out)
+    assert out.getvalue() == (
+        "VEF 2 3 1 1 2 FALSE\n"
+        "C0 0 1\n"
+        # rank 0's isend: its first record, 300 ns after the end of MPI_Init
+        "0 0 1 32 0 300 -1\n"
+        "1 1 0 16 0 500 -1\n"
+        # rank 0: the waitall completed its irecv (message 1, issued at 500 ns) and its isend
+        # (issued at 300 ns): the barrier depends on the later one, 500 ns after the waitall.
+        "G0 0 6 0 0 0 2 500 1\n"
+        # rank 1: its blocking recv of message 0, then 1100 ns of compute
+        "G0 0 6 1 0 0 2 1100 0\n"
+        "2 0 1 4 3 100 0\n"
+    )
+
+
 @needs_traces
 def test_truncated_dumpi_file_is_refused_without_crashing(tmp_path, runner):
     _pydumpi()
@@ -358,3 +421,31 @@ def test_convert_leaves_nothing_behind_when_interrupted(tmp_path, runner, monkey
     monkeypatch.setattr(vef_module, "write_vef", real)
     assert invoke(runner, "trace", "convert", fake_dir, out).exit_code == 0
     assert out.read_text() == EXAMPLE
+
+
+@needs_traces
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_during_conversion_leaves_no_file(tmp_path):
+    _pydumpi()
+    out = tmp_path / "amr.vef"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flitsim", "trace", "convert", str(TRACES / "amr-64"), str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        time.sleep(1.5)  # reading the rank files (the whole conversion takes several seconds)
+        assert proc.poll() is None, f"finished before the interrupt: {proc.communicate()}"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        seconds = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print(f"trace convert stopped {seconds:.2f} s after SIGINT")
+    assert proc.returncode == 130, (stdout, stderr)
+    assert stderr.startswith("interrupted"), stderr
+    assert "Traceback" not in stderr
+    assert seconds < 3.0
+    assert list(tmp_path.iterdir()) == []
