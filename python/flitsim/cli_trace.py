@@ -45,11 +45,17 @@ def _print_summary(s: Dict[str, Any]) -> None:
 @click.argument("source", metavar="IN", type=click.Path(path_type=Path))
 @click.argument("out", metavar="OUT.vef", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def convert(source: Path, out: Path, as_json: bool) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (and write nothing) when the trace has MPI calls that cannot be modelled.",
+)
+def convert(source: Path, out: Path, as_json: bool, strict: bool) -> None:
     """Convert the DUMPI trace IN (a directory of rank files, or one of them) to VEF.
 
     OUT.vef appears only once complete (written beside it, then renamed). MPI calls that
-    cannot be modelled are listed under 'unsupported' and left out of the VEF.
+    cannot be modelled are listed under 'unsupported' (and in a warning on stderr) and left
+    out of the VEF; --strict refuses such traces.
 
     \b
     Example:
@@ -66,8 +72,15 @@ def convert(source: Path, out: Path, as_json: bool) -> None:
     if not out.parent.is_dir():
         fail(f"{out.parent}: no such directory")
     converted = read_dumpi(source)
+    left_out = _counts(converted.unsupported)
+    if strict and converted.unsupported:
+        fail(f"{source}: MPI calls that cannot be modelled: {left_out} (--strict)")
     write_vef_file(converted, out)
     summary = trace_summary(converted)
+    if converted.unsupported:
+        n = sum(converted.unsupported.values())
+        click.echo(f"warning: {n} MPI calls could not be modelled and are not in {out}: "
+                   f"{left_out}", err=True)
     if as_json:
         click.echo(json.dumps({"out": str(out), **summary}))
         return

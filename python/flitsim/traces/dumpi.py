@@ -166,6 +166,10 @@ def _pydumpi() -> Any:
             f"reading DUMPI traces needs the pydumpi package ({e}); install it with "
             "pip install 'flitsim[trace]'"
         ) from None
+    except OSError as e:  # its wheel bundles SST's reader library built for x86-64 Linux
+        raise ImportError(
+            f"the pydumpi package is installed but its reader library does not load here: {e}"
+        ) from None
     return pydumpi, [f[0][3:] for f in DumpiCallbacks._fields_]
 
 
