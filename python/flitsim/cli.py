@@ -2,10 +2,10 @@
 
 Commands: ``run`` one experiment, ``sweep`` a grid of experiments into a Parquet dataset,
 ``bench`` the macro-benchmarks, ``demo`` a small load sweep, ``schema`` the JSON Schema of
-experiment files, ``version``; ``topo``, ``route`` and ``ebb`` (:mod:`flitsim.cli_fabric`)
-and ``qos`` (:mod:`flitsim.cli_qos`). Errors in the user's input print ``error: <message>``
-on stderr and exit with status 2, without a traceback; Ctrl-C exits with 130
-(:mod:`flitsim._cli` is the one place that does this).
+experiment files, ``version``; ``topo``, ``route`` and ``ebb`` (:mod:`flitsim.cli_fabric`),
+``qos`` (:mod:`flitsim.cli_qos`) and ``trace`` (:mod:`flitsim.cli_trace`). Errors in the
+user's input print ``error: <message>`` on stderr and exit with status 2, without a
+traceback; Ctrl-C exits with 130 (:mod:`flitsim._cli` is the one place that does this).
 """
 
 from __future__ import annotations
@@ -555,8 +555,9 @@ def _gbps(value: Any) -> str:
 
 from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)
 from .cli_qos import qos  # noqa: E402  (QoS tables)
+from .cli_trace import trace  # noqa: E402  (MPI traces)
 
-for _command in (topo, route, ebb, qos):
+for _command in (topo, route, ebb, qos, trace):
     main.add_command(_command)
 
 if __name__ == "__main__":
