@@ -68,7 +68,8 @@ def test_route_json_dfsssp_on_a_random_topology(runner):
 
 def test_route_nue_is_deadlock_free_within_any_vl_budget(runner):
     for vls in (1, 2, 8):
-        r = ok_json(runner, "route", "torus:6x6", "--engine", "nue", "--max-vls", str(vls), "--json")
+        r = ok_json(runner, "route", "torus:6x6", "--engine", "nue", "--max-vls", str(vls),
+                    "--json")
         assert r["engine"] == "nue"
         assert r["deadlock_free"] is True
         assert (r["layers"], r["vls_used"]) == (vls, vls)
