@@ -226,3 +226,11 @@ fn the_documented_example_replays_to_the_end() {
     assert!(t.execution_time.unwrap() > 18 + 500 + 34);
     assert!(t.finish.iter().all(Option::is_some));
 }
+
+#[test]
+fn the_run_stops_when_the_trace_has_finished() {
+    let r = replay("stop", &ping_pong(2, 64, 1000), &exp(4, ""));
+    let t = r.trace.unwrap();
+    // The window (10 cycles) is long over; the run ends the cycle after the last arrival.
+    assert_eq!(r.cycles.total, t.execution_time.unwrap() + 1);
+}

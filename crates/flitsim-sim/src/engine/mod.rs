@@ -351,7 +351,18 @@ impl Network {
                     Some(r) => next.min(r.next_time().unwrap_or(NEVER)),
                     None => next,
                 };
-                let limit = if t + 1 < window.1 { window.1 } else { hard_end };
+                // A finished replay ends the run now, not at the next message of the other
+                // sources (runs without a trace keep stopping there, as they always have).
+                let finished = self.measured_outstanding == 0
+                    && self.scripted.is_empty()
+                    && self.replay.as_ref().is_some_and(|r| r.done());
+                let limit = if t + 1 < window.1 {
+                    window.1
+                } else if finished {
+                    t + 1 // the run ends here
+                } else {
+                    hard_end
+                };
                 t = next.min(limit).max(t + 1);
                 self.last_progress = self.last_progress.max(t.saturating_sub(1));
             } else {
