@@ -55,6 +55,10 @@ pub struct FlowConfig {
     /// Replaces `path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<u16>>,
+    /// With `nic.rate_control`: the flow's inter-packet dispatch time, cycles (a time with
+    /// `[units]`; at least `nic.dispatch_time`, its default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idt: Option<f64>,
 }
 
 /// How a flow set chooses its (source, destination) pairs.
@@ -123,6 +127,8 @@ pub struct FlowSpec {
     pub path: u32,
     /// Explicit source route (output ports), if given.
     pub route: Option<Vec<u16>>,
+    /// Inter-packet dispatch time under rate control, if given.
+    pub idt: Option<f64>,
 }
 
 /// The traffic keys a flow and a flow set share.
@@ -411,7 +417,12 @@ impl TrafficConfig {
     /// `seed`. Call after [`TrafficConfig::validate`] and the endpoint checks.
     pub fn expand_flows(&self, n: usize, seed: u64) -> Vec<FlowSpec> {
         let mut out = Vec::new();
-        let spec = |t: &FlowTraffic<'_>, src: u32, dst: u32, path: u32, route: Option<Vec<u16>>| {
+        let spec = |t: &FlowTraffic<'_>,
+                    src: u32,
+                    dst: u32,
+                    path: u32,
+                    route: Option<Vec<u16>>,
+                    idt: Option<f64>| {
             let c = self.flow_class(t.class, "").unwrap_or(0);
             let class = &self.classes[c as usize];
             let process = t.process.clone().or_else(|| class.process.clone());
@@ -426,6 +437,7 @@ impl TrafficConfig {
                 stop: t.stop.unwrap_or(u64::MAX),
                 path,
                 route,
+                idt,
             }
         };
         for f in &self.flows {
@@ -435,6 +447,7 @@ impl TrafficConfig {
                 f.dst,
                 f.path.unwrap_or(0),
                 f.route.clone(),
+                f.idt,
             ));
         }
         let n32 = n as u32;
@@ -445,7 +458,7 @@ impl TrafficConfig {
                 FlowSetKind::AllPairs => {
                     for a in 0..n32 {
                         for b in (0..n32).filter(|&b| b != a) {
-                            out.push(spec(&t, a, b, 0, None));
+                            out.push(spec(&t, a, b, 0, None, None));
                         }
                     }
                 }
@@ -458,7 +471,7 @@ impl TrafficConfig {
                         }
                     }
                     for (a, &b) in p.iter().enumerate() {
-                        out.push(spec(&t, a as u32, b, 0, None));
+                        out.push(spec(&t, a as u32, b, 0, None, None));
                     }
                 }
                 FlowSetKind::Random => {
@@ -471,7 +484,7 @@ impl TrafficConfig {
                             .collect();
                         picks.sort_unstable();
                         for b in picks {
-                            out.push(spec(&t, a, b, 0, None));
+                            out.push(spec(&t, a, b, 0, None, None));
                         }
                     }
                 }

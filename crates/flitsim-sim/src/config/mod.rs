@@ -99,6 +99,30 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if self.nic.rate_control && self.nic.dispatch_time == 0 {
+            return Err(ParamError::new(
+                "nic.dispatch_time",
+                "must be at least 1 cycle",
+            ));
+        }
+        for (i, f) in self.traffic.flows.iter().enumerate() {
+            let Some(idt) = f.idt else { continue };
+            if !self.nic.rate_control {
+                return Err(ParamError::new(
+                    format!("traffic.flow[{i}].idt"),
+                    "needs nic.rate_control = true",
+                ));
+            }
+            if !(idt.is_finite() && idt >= self.nic.dispatch_time as f64) {
+                return Err(ParamError::new(
+                    format!("traffic.flow[{i}].idt"),
+                    format!(
+                        "{idt}: must be at least nic.dispatch_time = {} cycles",
+                        self.nic.dispatch_time
+                    ),
+                ));
+            }
+        }
         if !self.switch.source_routing {
             if let Some(i) = self.traffic.flows.iter().position(|f| f.route.is_some()) {
                 return Err(ParamError::new(

@@ -14,6 +14,26 @@ pub struct NicConfig {
     /// Injection scheduler (chooses the VL to inject next).
     #[serde(default)]
     pub scheduler: SchedulerConfig,
+    /// Rate control (default false): each flow is dispatched at most one packet every `idt`
+    /// cycles (its inter-packet dispatch time; the class's own traffic and flows without `idt`
+    /// use `dispatch_time`), the NIC picking the due flow with the smallest next dispatch time
+    /// (see docs/model.md, "NIC rate control").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rate_control: bool,
+    /// With rate control: T, the least time between two dispatches of the NIC, cycles (a time
+    /// with `[units]`; default 1). The most a flow gets is then one MTU per T.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dispatch_time: u64,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn one() -> u64 {
+    1
+}
+fn is_one(x: &u64) -> bool {
+    *x == 1
 }
 
 fn default_nic_buffer() -> u32 {
@@ -25,6 +45,8 @@ impl Default for NicConfig {
         NicConfig {
             buffer_flits: default_nic_buffer(),
             scheduler: SchedulerConfig::RoundRobin,
+            rate_control: false,
+            dispatch_time: 1,
         }
     }
 }

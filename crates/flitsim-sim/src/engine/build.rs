@@ -372,6 +372,24 @@ impl Network {
             });
         }
         let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
+        // Rate control: per NIC, one controlled flow per class (its own traffic), then the
+        // NIC's flows in id order.
+        let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, vls)).collect();
+        let mut flow_local = vec![0u32; flows.len()];
+        if cfg.nic.rate_control {
+            let t_min = cfg.nic.dispatch_time.max(1);
+            let mut local: Vec<Vec<(u8, f64)>> = (0..n)
+                .map(|_| (0..classes as u8).map(|c| (c, t_min as f64)).collect())
+                .collect();
+            for (i, f) in flows.iter().enumerate() {
+                let l = &mut local[f.src as usize];
+                flow_local[i] = l.len() as u32;
+                l.push((f.class, f.idt.unwrap_or(t_min as f64)));
+            }
+            for (nic, l) in nics.iter_mut().zip(local) {
+                nic.rate = Some(Box::new(super::rate::NicRate::new(l, t_min)));
+            }
+        }
         let replay = match &cfg.traffic.trace {
             None => None,
             Some(tc) => {
@@ -430,7 +448,8 @@ impl Network {
             obuf,
             switches,
             alloc: Default::default(),
-            nics: (0..n).map(|_| Nic::new(classes, vls)).collect(),
+            nics,
+            flow_local,
             nic_buf,
             nic_sl2vl,
             mtu,

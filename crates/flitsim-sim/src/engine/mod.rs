@@ -65,6 +65,7 @@ pub mod nic;
 pub mod opa;
 pub mod packet;
 pub mod queue;
+pub mod rate;
 pub mod route;
 pub mod switch;
 
@@ -177,6 +178,8 @@ pub struct Network {
     packets: PacketSlab,
     /// Measured messages and trace transfers in flight.
     messages: MessageSlab,
+    /// With rate control, each flow's index among its source NIC's rate-controlled flows.
+    flow_local: Vec<u32>,
     /// The trace being replayed, and the transfers it released that wait to be queued.
     replay: Option<Box<crate::replay::Replay>>,
     replay_pending: Vec<crate::replay::state::Injection>,
@@ -540,6 +543,12 @@ impl Network {
             .nics
             .iter()
             .flat_map(|nic| nic.app.iter().flatten())
+            .chain(
+                self.nics
+                    .iter()
+                    .filter_map(|n| n.rate.as_deref())
+                    .flat_map(|r| r.queued()),
+            )
             .map(|m| m.left as u64)
             .sum();
         let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();

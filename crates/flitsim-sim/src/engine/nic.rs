@@ -87,6 +87,8 @@ pub(crate) struct Nic {
     pub seq: u64,
     /// Flits that must leave before a waiting head can fit (0: try the refill).
     pub skip: u32,
+    /// The rate controller, with `nic.rate_control` (its flows replace the class queues).
+    pub rate: Option<Box<super::rate::NicRate>>,
 }
 
 impl Nic {
@@ -102,6 +104,7 @@ impl Nic {
             rr_class: 0,
             seq: 0,
             skip: 0,
+            rate: None,
         }
     }
 }
@@ -234,17 +237,28 @@ impl Network {
         if measured || tag.trace != NO_TRACE {
             msg = self.messages.alloc(t, size, measured, tag.trace);
         }
-        let nic = &mut self.nics[e as usize];
-        nic.skip = 0;
-        nic.app[c].push_back(Msg {
+        let m = Msg {
             gen: t,
             dst,
             left: size,
             measured,
             msg,
             tag,
-        });
+        };
+        let nic = &mut self.nics[e as usize];
+        nic.skip = 0;
         nic.app_msgs += 1;
+        if let Some(rc) = &mut nic.rate {
+            // A flow's own controller entry; everything else goes with its class.
+            let i = if tag.flow != NO_FLOW {
+                self.flow_local[tag.flow as usize] as usize
+            } else {
+                c
+            };
+            rc.enqueue(i, m, t);
+            return;
+        }
+        nic.app[c].push_back(m);
     }
 
     /// One cycle of endpoint `e`: refill the NIC buffer, start a packet when the link is free,
@@ -252,7 +266,11 @@ impl Network {
     #[inline(never)]
     pub(crate) fn step_nic(&mut self, e: usize, t: Cycle, in_window: bool) {
         if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
-            self.refill(e);
+            if self.nics[e].rate.is_some() {
+                self.dispatch(e, t);
+            } else {
+                self.refill(e);
+            }
         }
         let g = self.nic_base as usize + e;
         if self.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
@@ -306,33 +324,7 @@ impl Network {
                     nic.app[c].pop_front();
                     nic.app_msgs -= 1;
                 }
-                nic.used += len;
-                let seq = nic.seq;
-                nic.seq += 1;
-                self.nic_buf.reserve(e, vl, len);
-                let route = match &mut self.routes {
-                    RouteSource::SourceRoute(r) if m.tag.route == NO_ROUTE_ID => {
-                        r.of_pair(&self.fabric, e as u32, m.dst, path)
-                    }
-                    _ => m.tag.route,
-                };
-                let id = self.packets.alloc(Packet {
-                    src: e as u32,
-                    dst: m.dst,
-                    gen: m.gen,
-                    inject: 0,
-                    seq,
-                    len: len as u16,
-                    class: Sl(c as u8),
-                    wire_sl,
-                    hops: 0,
-                    measured: m.measured,
-                    msg: m.msg,
-                    flow: m.tag.flow,
-                    path,
-                    route,
-                });
-                self.nics[e].queues[vl.idx()].push_back(id);
+                self.make_packet(e, c, m, len, wire_sl, vl);
                 moved = true;
             }
             let nic = &mut self.nics[e];
@@ -344,6 +336,73 @@ impl Network {
                 break;
             }
         }
+    }
+
+    /// Cuts a packet of `len` flits of message `m` (class `c`) into the NIC buffer's queue of
+    /// VL `vl` (which has room).
+    fn make_packet(&mut self, e: usize, c: usize, m: Msg, len: u32, wire_sl: Sl, vl: Vl) {
+        let path = m.tag.path;
+        let nic = &mut self.nics[e];
+        nic.used += len;
+        let seq = nic.seq;
+        nic.seq += 1;
+        self.nic_buf.reserve(e, vl, len);
+        let route = match &mut self.routes {
+            RouteSource::SourceRoute(r) if m.tag.route == NO_ROUTE_ID => {
+                r.of_pair(&self.fabric, e as u32, m.dst, path)
+            }
+            _ => m.tag.route,
+        };
+        let id = self.packets.alloc(Packet {
+            src: e as u32,
+            dst: m.dst,
+            gen: m.gen,
+            inject: 0,
+            seq,
+            len: len as u16,
+            class: Sl(c as u8),
+            wire_sl,
+            hops: 0,
+            measured: m.measured,
+            msg: m.msg,
+            flow: m.tag.flow,
+            path,
+            route,
+        });
+        self.nics[e].queues[vl.idx()].push_back(id);
+    }
+
+    /// Rate control: dispatches one packet from the due flow with the smallest next dispatch
+    /// time when the NIC buffer has room for it (see [`super::rate`]).
+    fn dispatch(&mut self, e: usize, t: Cycle) {
+        let Some(i) = self.nics[e].rate.as_ref().and_then(|r| r.pick(t)) else {
+            return;
+        };
+        let rc = self.nics[e].rate.as_ref().unwrap();
+        let c = rc.flows[i].class as usize;
+        let msg = *rc.flows[i].queue.front().unwrap();
+        let len = msg.left.min(self.mtu[c] as u32);
+        let wire_sl = self.fabric.wire_sl_on(
+            Sl(c as u8),
+            EndpointId(e as u32),
+            EndpointId(msg.dst),
+            self.n_endpoints,
+            msg.tag.path as usize,
+        );
+        let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
+        if len > self.nic_buf.room(e, vl, u32::MAX) {
+            return; // waits for room; the flow keeps its turn
+        }
+        let nic = &mut self.nics[e];
+        let rc = nic.rate.as_mut().unwrap();
+        let head = rc.flows[i].queue.front_mut().unwrap();
+        head.left -= len;
+        if head.left == 0 {
+            rc.flows[i].queue.pop_front();
+            nic.app_msgs -= 1;
+        }
+        rc.dispatched(i, t);
+        self.make_packet(e, c, msg, len, wire_sl, vl);
     }
 
     /// The NIC's scheduler picks the VL whose head packet goes on the link next. Returns false
