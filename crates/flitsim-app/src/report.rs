@@ -216,6 +216,9 @@ pub struct OptionsInput {
     /// `updn`: root switches by node GUID (`"0x…"` hexadecimal, or decimal).
     #[serde(default)]
     pub roots: Vec<String>,
+    /// Every engine: LID mask count, `2^lmc` paths per destination (`--lmc`).
+    #[serde(default)]
+    pub lmc: u8,
 }
 
 /// Parses engine options from JSON (see [`OptionsInput`]), resolving root GUIDs on `topo`.
@@ -254,6 +257,7 @@ pub fn engine_options(
         balance: inp.balance,
         max_layers: inp.max_layers,
         restarts: inp.restarts,
+        lmc: inp.lmc,
     })
 }
 

@@ -45,16 +45,54 @@ impl RoutingEngine for SsspEngine {
         let lft = sssp_lft(topo, &g, self.name())?;
         single_layer_fabric(self.name(), topo, req, lft)
     }
+
+    /// Every (destination, path) routed as a destination of its own ([`sssp_lfts`]).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        if paths <= 1 {
+            return self.route(topo, req);
+        }
+        let g = SwitchGraph::new(topo);
+        let mut lfts = sssp_lfts(topo, &g, self.name(), paths)?.into_iter();
+        let lft0 = lfts.next().expect("at least one path");
+        let mut f = single_layer_fabric(self.name(), topo, req, lft0)?;
+        f.alt_paths = lfts
+            .map(|lft| crate::PathTables {
+                lft,
+                path_sl: Vec::new(),
+            })
+            .collect();
+        Ok(f)
+    }
 }
 
 /// The LFTs of Algorithm 1 (see [`SsspEngine`]).
-// The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
-#[allow(clippy::needless_range_loop)]
 pub(super) fn sssp_lft(
     topo: &Topology,
     g: &SwitchGraph,
     engine: &str,
 ) -> Result<Vec<Vec<PortNum>>, RoutingError> {
+    Ok(sssp_lfts(topo, g, engine, 1)?.swap_remove(0))
+}
+
+/// The LFTs of Algorithm 1 with `paths` paths per destination: every (destination, path) is
+/// routed as a destination of its own, in the order (endpoint, path), each by its own
+/// Dijkstra run on the weights all earlier ones left — as OpenSM's SSSP/DFSSSP route every
+/// LID of an LMC > 0 port. The paths of one destination thus avoid each other's links as far
+/// as minimal paths allow (each added its load to the weights). `result[k]` is path `k`.
+// The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
+#[allow(clippy::needless_range_loop)]
+pub(super) fn sssp_lfts(
+    topo: &Topology,
+    g: &SwitchGraph,
+    engine: &str,
+    paths: usize,
+) -> Result<Vec<Vec<Vec<PortNum>>>, RoutingError> {
+    let paths = paths.max(1);
     let n = g.len();
     let n_ep = topo.num_endpoints();
     // Reverse arcs: for switch x, the arcs (y → x) as (y, channel of y → x).
@@ -65,7 +103,7 @@ pub(super) fn sssp_lft(
         }
     }
     let mut weight = vec![0u64; g.channels];
-    let mut lft = vec![vec![NO_ROUTE; n_ep]; n];
+    let mut lfts = vec![vec![vec![NO_ROUTE; n_ep]; n]; paths];
     const FAR: (u32, u64) = (u32::MAX, u64::MAX);
     let mut cost = vec![FAR; n];
     // Parent of each switch: (next switch, channel, port).
@@ -74,8 +112,9 @@ pub(super) fn sssp_lft(
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut acc = vec![0u64; n];
     let mut heap = BinaryHeap::new();
-    for e in 0..n_ep {
+    for (e, k) in (0..n_ep).flat_map(|e| (0..paths).map(move |k| (e, k))) {
         flitsim_topology::cancel::check()?;
+        let lft = &mut lfts[k];
         let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
         let t = t.0;
         cost.fill(FAR);
@@ -119,7 +158,7 @@ pub(super) fn sssp_lft(
             return Err(disconnected(engine, topo, s as u32, t));
         }
     }
-    Ok(lft)
+    Ok(lfts)
 }
 
 #[cfg(test)]
