@@ -123,6 +123,12 @@ pub struct PathDiversity {
     pub disjoint_pairs: u64,
     /// Pairs whose paths are pairwise different (as sequences of switch-to-switch links).
     pub distinct_pairs: u64,
+    /// Sum over the pairs of their number of different paths (divide by `pairs` for the mean).
+    pub distinct_paths_sum: u64,
+    /// Pairs with as many different paths as the topology has minimal paths between their
+    /// switches, or `paths` if it has more: "distinct where possible" for minimal routing
+    /// (parallel links count as different paths).
+    pub as_distinct_as_minimal: u64,
 }
 
 impl PathDiversity {
@@ -141,6 +147,24 @@ impl PathDiversity {
             1.0
         } else {
             self.distinct_pairs as f64 / self.pairs as f64
+        }
+    }
+
+    /// Mean number of different paths per pair (1 without pairs).
+    pub fn mean_distinct_paths(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.distinct_paths_sum as f64 / self.pairs as f64
+        }
+    }
+
+    /// `as_distinct_as_minimal / pairs` (1 without pairs).
+    pub fn minimal_share(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.as_distinct_as_minimal as f64 / self.pairs as f64
         }
     }
 }
@@ -464,11 +488,31 @@ impl FabricConfig {
             .map(|s| topo.switch_endpoints(SwitchId(s)).count() as u64)
             .collect();
         let paths = self.num_paths();
-        let per_dest = |d: usize| -> Result<(u64, u64, u64), RoutingError> {
+        let per_dest = |d: usize| -> Result<[u64; 5], RoutingError> {
             flitsim_topology::cancel::check()?;
             let (t, _) = topo.endpoint_switch(EndpointId(d as u32));
+            // Minimal paths from every switch to t (parallel links apart), capped at `paths`.
+            let dist = flitsim_topology::Bfs::default()
+                .switches(topo, [t.0])
+                .to_vec();
+            let mut order: Vec<usize> = (0..nsw).filter(|&s| dist[s] != u32::MAX).collect();
+            order.sort_by_key(|&s| dist[s]);
+            let mut count = vec![0usize; nsw];
+            count[t.0 as usize] = 1;
+            for &s in &order {
+                if s == t.0 as usize {
+                    continue;
+                }
+                count[s] = topo
+                    .switch_neighbours(SwitchId(s as u32))
+                    .filter(|(_, x, _)| dist[x.0 as usize].wrapping_add(1) == dist[s])
+                    .map(|(_, x, _)| count[x.0 as usize])
+                    .sum::<usize>()
+                    .min(paths);
+            }
             let mut seqs: Vec<Vec<usize>> = vec![Vec::new(); paths];
             let (mut pairs, mut disjoint, mut distinct) = (0, 0, 0);
+            let (mut distinct_sum, mut as_minimal) = (0, 0);
             for s0 in (0..nsw).filter(|&s| eps[s] > 0 && s != t.0 as usize) {
                 for (k, seq) in seqs.iter_mut().enumerate() {
                     seq.clear();
@@ -512,18 +556,26 @@ impl FabricConfig {
                 }
                 disjoint += w * all_disjoint as u64;
                 distinct += w * all_distinct as u64;
+                let different = (0..paths)
+                    .filter(|&a| (0..a).all(|b| seqs[a] != seqs[b]))
+                    .count();
+                distinct_sum += w * different as u64;
+                as_minimal += w * (different >= count[s0].max(1)) as u64;
             }
-            Ok((pairs, disjoint, distinct))
+            Ok([pairs, disjoint, distinct, distinct_sum, as_minimal])
         };
-        let parts: Vec<(u64, u64, u64)> = (0..n)
+        let parts: Vec<[u64; 5]> = (0..n)
             .into_par_iter()
             .map(per_dest)
             .collect::<Result<_, _>>()?;
+        let sum = |i: usize| parts.iter().map(|p| p[i]).sum();
         Ok(PathDiversity {
             paths,
-            pairs: parts.iter().map(|p| p.0).sum(),
-            disjoint_pairs: parts.iter().map(|p| p.1).sum(),
-            distinct_pairs: parts.iter().map(|p| p.2).sum(),
+            pairs: sum(0),
+            disjoint_pairs: sum(1),
+            distinct_pairs: sum(2),
+            distinct_paths_sum: sum(3),
+            as_distinct_as_minimal: sum(4),
         })
     }
 

@@ -82,8 +82,11 @@ pub(super) fn sssp_lft(
 /// The LFTs of Algorithm 1 with `paths` paths per destination: every (destination, path) is
 /// routed as a destination of its own, in the order (endpoint, path), each by its own
 /// Dijkstra run on the weights all earlier ones left — as OpenSM's SSSP/DFSSSP route every
-/// LID of an LMC > 0 port. The paths of one destination thus avoid each other's links as far
-/// as minimal paths allow (each added its load to the weights). `result[k]` is path `k`.
+/// LID of an LMC > 0 port. Path `k` of a destination compares minimal paths first by how
+/// many of the earlier paths' trees of the same destination use their links (summed over the
+/// links), then by the balancing weight, so the paths of one destination share links only
+/// where minimal paths must. With one path the cost is (hops, weight), the paper's.
+/// `result[k]` is path `k`.
 // The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
 #[allow(clippy::needless_range_loop)]
 pub(super) fn sssp_lfts(
@@ -104,7 +107,9 @@ pub(super) fn sssp_lfts(
     }
     let mut weight = vec![0u64; g.channels];
     let mut lfts = vec![vec![vec![NO_ROUTE; n_ep]; n]; paths];
-    const FAR: (u32, u64) = (u32::MAX, u64::MAX);
+    const FAR: (u32, u64, u64) = (u32::MAX, u64::MAX, u64::MAX);
+    // Trees of earlier paths of the current destination over each channel.
+    let mut same = vec![0u64; if paths > 1 { g.channels } else { 0 }];
     let mut cost = vec![FAR; n];
     // Parent of each switch: (next switch, channel, port).
     let mut parent: Vec<Option<(u32, u32, PortNum)>> = vec![None; n];
@@ -121,8 +126,11 @@ pub(super) fn sssp_lfts(
         parent.fill(None);
         done.fill(false);
         order.clear();
-        cost[t as usize] = (0, 0);
-        heap.push(Reverse(((0u32, 0u64), t)));
+        cost[t as usize] = (0, 0, 0);
+        heap.push(Reverse(((0u32, 0u64, 0u64), t)));
+        if k == 0 {
+            same.fill(0);
+        }
         while let Some(Reverse((c, x))) = heap.pop() {
             if done[x as usize] {
                 continue;
@@ -133,7 +141,8 @@ pub(super) fn sssp_lfts(
                 if done[y as usize] {
                     continue;
                 }
-                let cand = (c.0 + 1, c.1 + weight[chan as usize]);
+                let shared = same.get(chan as usize).copied().unwrap_or(0);
+                let cand = (c.0 + 1, c.1 + shared, c.2 + weight[chan as usize]);
                 if cand < cost[y as usize] {
                     cost[y as usize] = cand;
                     parent[y as usize] = Some((x, chan, port));
@@ -151,6 +160,9 @@ pub(super) fn sssp_lfts(
                 let paths = acc[x as usize] + g.eps[x as usize] as u64;
                 weight[chan as usize] += paths;
                 acc[next as usize] += paths;
+                if let Some(x) = same.get_mut(chan as usize) {
+                    *x += 1;
+                }
                 lft[x as usize][e] = port;
             }
         }
