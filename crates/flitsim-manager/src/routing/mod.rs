@@ -21,6 +21,16 @@
 //! | `lash` | any | acyclic virtual layers (first fit) | as many layers as needed |
 //! | `dfsssp` | any | acyclic virtual layers (cycle breaking) | as many layers as needed |
 //!
+//! **LMC multipath** ([`EngineOptions::lmc`], [`RoutingEngine::route_paths`]): `2^lmc` paths
+//! per destination, path `k` for the destination's LID `base + k`. `minhop`, `updn`, `ftree`
+//! and `dmodk` keep their own routing as path 0 and route paths `k ≥ 1` over the ports their
+//! own legal distance allows (min-hop; up*/down* of the same orientation), least used by the
+//! destination's earlier paths first (`multipath.rs`), so the up/down engines stay
+//! deadlock-free over all paths; `sssp` and `dfsssp` route every (destination, path) as a
+//! destination of its own, preferring links the destination's earlier paths left free, and
+//! DFSSSP's layers cover all of them; `dor` gives every LID its one path; `lash` (and any
+//! engine without multipath) refuses `lmc > 0`, naming the engines that have it.
+//!
 //! Engines with parameters (Up*/Down* roots, DFSSSP's heuristic and variant, layer balancing)
 //! take them from [`EngineOptions`] through [`engine_with_options`] and [`route_with`];
 //! [`engine_by_name`] and [`route`] use the defaults.
