@@ -175,3 +175,45 @@ fn route_with_lmc_2_writes_every_lid_and_reads_back_the_same_tables() {
     assert_eq!(v["lmc"], 0);
     assert!(v["path_diversity"].is_null());
 }
+
+#[test]
+fn a_file_whose_lids_are_not_aligned_is_refused_with_what_would_work() {
+    let dir = std::env::temp_dir().join(format!("flitsim-app-lmc-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tree.json");
+    // A generated tree written to a file keeps its LMC 0 LIDs (switches 1-4, endpoints 5-8).
+    let t = flitsim_topology::generators::kary_ntree(2, 2, 1).unwrap();
+    std::fs::write(&file, t.to_json()).unwrap();
+    let out = dir.join("out");
+    let e = report::route_json_with(
+        file.to_str().unwrap(),
+        "updn",
+        1,
+        1,
+        &report::RouteFiles {
+            out_dir: Some(&out),
+            guid2lid: None,
+        },
+        Some(r#"{"lmc": 1}"#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("has LID 5, which is not a multiple of 2") && e.contains("use LMC 0"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    // Out of range.
+    let e = report::route_json(
+        "kary-ntree:k=2,n=2",
+        "updn",
+        1,
+        1,
+        None,
+        Some(r#"{"lmc": 9}"#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("LMC 9 is out of range"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
