@@ -666,7 +666,7 @@ pub fn route_json_with(
         }
         None => 0,
     };
-    check_routing_memory(&topo, max_vls.max(classes))?;
+    check_routing_memory(&topo, max_vls.max(classes), lmc)?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
     report.lids_assigned = lids_assigned;
@@ -681,9 +681,17 @@ pub fn route_json_with(
 
 /// Refuses to route a topology whose tables (forwarding tables, path SLs, SL→VL tables of
 /// `sls` SLs) would not fit in the available memory ([`crate::memory`]).
-fn check_routing_memory(topo: &Topology, sls: u8) -> Result<(), ReportError> {
+fn check_routing_memory(topo: &Topology, sls: u8, lmc: u8) -> Result<(), ReportError> {
     let size = crate::memory::FabricSize::of_topology(topo);
-    let need = size.routing_bytes(sls.max(1) as u128);
+    // Every further path (LMC) has its own forwarding and path SL tables.
+    let (sw, ep) = (size.switches, size.endpoints);
+    let per_path = 2u128
+        .saturating_mul(sw)
+        .saturating_mul(ep)
+        .saturating_add(ep.saturating_mul(ep));
+    let need = size
+        .routing_bytes(sls.max(1) as u128)
+        .saturating_add(per_path.saturating_mul((1u128 << lmc.min(7)) - 1));
     match crate::memory::available_memory() {
         Some(limit) if need > limit as u128 => Err(ReportError::Invalid(format!(
             "the routing tables of {} switches and {} endpoints would need about {}, more than the available memory ({})",
@@ -706,7 +714,7 @@ fn fabric_for(
     Ok(match (engine, tables_dir) {
         (Some(e), None) => route_with(
             {
-                check_routing_memory(topo, max_vls)?;
+                check_routing_memory(topo, max_vls, 0)?;
                 topo
             },
             e,
