@@ -172,3 +172,43 @@ fn the_paths_of_a_destination_are_loop_free_tables_of_their_own() {
     let e = f.check_routes(&topo).unwrap_err().to_string();
     assert!(e.contains("path 1"), "{e}");
 }
+
+#[test]
+fn up_down_engines_stay_deadlock_free_on_many_networks_and_lmcs() {
+    // XGFTs (ftree) and random networks of several seeds (updn, dfsssp), LMC 1 to 3.
+    for spec in [
+        "xgft:h=2,m=4,4,w=1,3",
+        "xgft:h=3,m=3,2,2,w=1,2,2",
+        "xgft:h=2,m=6,6,w=3,3",
+    ] {
+        let topo = generators::from_spec(spec).unwrap();
+        for l in 1..=3u8 {
+            let f = route_with(&topo, "ftree", &REQ, &lmc(l)).unwrap();
+            assert_eq!(f.num_paths(), 1 << l);
+            f.check_routes(&topo).unwrap();
+            assert!(
+                cdg::verify(&topo, &f).unwrap().deadlock_free,
+                "{spec} lmc {l}"
+            );
+        }
+    }
+    for seed in 1..=4 {
+        let topo = generators::from_spec(&format!(
+            "random:switches=20,ports=8,endpoints=2,links=40,seed={seed}"
+        ))
+        .unwrap();
+        for (engine, l) in [("updn", 1u8), ("updn", 3), ("dfsssp", 2)] {
+            let f = route_with(&topo, engine, &REQ, &lmc(l)).unwrap();
+            f.check_routes(&topo).unwrap();
+            let v = cdg::verify(&topo, &f).unwrap();
+            assert!(
+                v.deadlock_free,
+                "{engine} seed {seed} lmc {l}: {:?}",
+                v.cycle
+            );
+            // Paths of one destination differ somewhere on every such network.
+            let d = f.path_diversity(&topo).unwrap();
+            assert!(d.mean_distinct_paths() > 1.0);
+        }
+    }
+}
