@@ -214,10 +214,20 @@ pub(super) fn alt_paths(
     }
     // Destinations per channel over every path so far, path 0's first.
     let mut load = vec![0u64; g.channels];
+    let mut chan_of: Vec<Option<u32>> = Vec::new();
     for s in 0..n as u32 {
+        chan_of.clear();
         for a in g.arcs(s) {
-            let c = lft0[s as usize].iter().filter(|&&p| p == a.port).count();
-            load[a.chan as usize] += c as u64;
+            let p = a.port as usize;
+            if chan_of.len() <= p {
+                chan_of.resize(p + 1, None);
+            }
+            chan_of[p] = Some(a.chan);
+        }
+        for &p in &lft0[s as usize] {
+            if let Some(Some(c)) = chan_of.get(p as usize) {
+                load[*c as usize] += 1;
+            }
         }
     }
     let mut lfts: Vec<Vec<Vec<PortNum>>> = vec![vec![vec![NO_ROUTE; n_ep]; n]; extra];
