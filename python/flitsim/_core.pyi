@@ -131,7 +131,9 @@ def route_json(
     (``engine``, ``switches``, ``endpoints``, ``vls_used``, ``deadlock_free``,
     ``runtime_seconds``, ``max_hops``, ``mean_hops``, ``routing_sls``, ``layers`` (VLs per class
     needed for deadlock freedom, ``None`` when unknown), ``memory_bytes``,
-    ``cdg`` with per-VL verdicts, ``cycle``, ``files``, ``lids_assigned``, …). ``guid2lid``
+    ``cdg`` with per-VL verdicts, ``cycle``, ``files``, ``lids_assigned``, ``lmc``,
+    ``path_diversity`` (with ``lmc`` > 0: ``paths``, ``pairs``, ``disjoint_share``,
+    ``distinct_share``, ``mean_distinct_paths``, ``minimal_share``), …). ``guid2lid``
     names an OpenSM LID cache to take LIDs from; with ``out_dir`` nodes without a LID get one.
 
     With ``out_dir`` the OpenSM dumps (``opensm-lfts.dump``, ``guid2lid``,
@@ -139,7 +141,8 @@ def route_json(
     ``options_json`` is a JSON object of engine options: ``heuristic`` (``weakest``,
     ``strongest``, ``first``), ``online``, ``restarts`` (first-fit restarts after the
     paper's layering, default 8, 0 for the paper's algorithm alone), ``balance``,
-    ``max_layers`` and ``roots`` (switch GUIDs as strings). The GIL is released while routing.
+    ``max_layers``, ``roots`` (switch GUIDs as strings) and ``lmc`` (0..7: every CA port gets
+    2^lmc LIDs and every destination 2^lmc paths). The GIL is released while routing.
     """
 
 def ebb_json(

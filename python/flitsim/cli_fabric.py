@@ -239,6 +239,15 @@ def _shape(s: Dict[str, Any]) -> str:
     metavar="GUID",
     help="updn: a root switch by node GUID (repeatable).",
 )
+@click.option(
+    "--lmc",
+    type=click.IntRange(0, 7),
+    default=0,
+    show_default=True,
+    help="LID mask count: every CA port gets 2^L LIDs and every destination 2^L paths, "
+    "distinct where the topology allows (minhop, updn, ftree, dmodk, sssp, dfsssp; dor gives "
+    "every LID the same path; other engines refuse L > 0).",
+)
 def route(
     topology: str,
     engine: str,
@@ -253,17 +262,21 @@ def route(
     balance: Optional[bool],
     max_layers: Optional[int],
     roots: Tuple[str, ...],
+    lmc: int,
 ) -> None:
     """Route TOPO with an engine, check deadlock freedom and report path lengths.
 
     With --out, nodes without a LID (ibsim net files, say) get one first: LIDs the input has
-    are kept, the rest assigned in order (switches, then CA ports, in file order).
+    are kept, the rest assigned in order (switches, then CA ports, in file order). With
+    --lmc L, CA ports get aligned blocks of 2^L LIDs (a file's kept LIDs must be aligned; a
+    generator's are reassigned) and the dumps list every LID: LID base+k is path k.
 
     \b
     Examples:
       flitsim route torus:8x8 --engine dor --json
       flitsim route random:switches=64,ports=16,endpoints=4,links=160,seed=1 \\
           --engine dfsssp --out tables/
+      flitsim route kary-ntree:k=4,n=3 --engine ftree --lmc 2 --out tables/
     """
     options: Dict[str, Any] = {"online": online}
     if heuristic is not None:
@@ -276,6 +289,8 @@ def route(
         options["max_layers"] = max_layers
     if roots:
         options["roots"] = list(roots)
+    if lmc:
+        options["lmc"] = lmc
     text = _core.route_json(
         topology,
         engine,
@@ -312,6 +327,14 @@ def format_route(r: Dict[str, Any]) -> str:
         f"time            routing {r.get('runtime_seconds', 0):.3f} s, "
         f"verification {r.get('verify_seconds', 0):.3f} s",
     ]
+    div = r.get("path_diversity")
+    if div:
+        lines.append(
+            f"paths           {div.get('paths')} per destination (LMC {r.get('lmc')}): "
+            f"{100 * div.get('disjoint_share', 0):.1f}% of pairs link-disjoint, "
+            f"{100 * div.get('distinct_share', 0):.1f}% all distinct, "
+            f"{div.get('mean_distinct_paths', 0):.2f} distinct on average"
+        )
     cycle = r.get("cycle")
     if cycle:
         hops = " -> ".join(f"{c['switch']}:{c['ib_port']}/vl{c['vl']}" for c in cycle)

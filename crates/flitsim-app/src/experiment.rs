@@ -153,7 +153,14 @@ pub fn build_fabric_at(
                         vls: cfg.routing.vls,
                         classes: cfg.traffic.classes.len() as u8,
                     };
-                    (flitsim_manager::route(topo, &engine, &req)?, engine)
+                    let options = flitsim_manager::routing::EngineOptions {
+                        lmc: cfg.routing.lmc,
+                        ..Default::default()
+                    };
+                    (
+                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?,
+                        engine,
+                    )
                 }
                 Some(sc) => (sc_fabric(cfg, topo, &engine, sc)?, engine),
             }
@@ -212,7 +219,11 @@ fn sc_fabric(
         vls: lanes,
         classes: 1,
     };
-    let single = flitsim_manager::route(topo, engine, &req)?;
+    let options = flitsim_manager::routing::EngineOptions {
+        lmc: cfg.routing.lmc,
+        ..Default::default()
+    };
+    let single = flitsim_manager::routing::route_with(topo, engine, &req, &options)?;
     flitsim_manager::qos::apply_sc_tables(&single, &tables, cfg.routing.vls).map_err(bad)
 }
 

@@ -216,6 +216,26 @@ pub struct OptionsInput {
     /// `updn`: root switches by node GUID (`"0x…"` hexadecimal, or decimal).
     #[serde(default)]
     pub roots: Vec<String>,
+    /// Every engine: LID mask count, `2^lmc` paths per destination (`--lmc`).
+    #[serde(default)]
+    pub lmc: u8,
+}
+
+/// The `lmc` of engine options in JSON (0 without options); range errors say what fits.
+fn options_lmc(options_json: Option<&str>) -> Result<u8, ReportError> {
+    let Some(text) = options_json.filter(|t| !t.trim().is_empty()) else {
+        return Ok(0);
+    };
+    let inp: OptionsInput = serde_json::from_str(text)
+        .map_err(|e| ReportError::Invalid(format!("engine options: {e}")))?;
+    if inp.lmc > flitsim_topology::MAX_LMC {
+        return Err(ReportError::Invalid(format!(
+            "LMC {} is out of range: InfiniBand allows 0..={} (2^lmc LIDs and paths per port)",
+            inp.lmc,
+            flitsim_topology::MAX_LMC
+        )));
+    }
+    Ok(inp.lmc)
 }
 
 /// Parses engine options from JSON (see [`OptionsInput`]), resolving root GUIDs on `topo`.
@@ -254,6 +274,7 @@ pub fn engine_options(
         balance: inp.balance,
         max_layers: inp.max_layers,
         restarts: inp.restarts,
+        lmc: inp.lmc,
     })
 }
 
@@ -419,6 +440,34 @@ pub struct RouteReport {
     /// Nodes that had no LID and got one before the dumps were written (with an output
     /// directory; see [`Topology::assign_missing_ids`]).
     pub lids_assigned: usize,
+    /// LID mask count: `2^lmc` paths per destination (`--lmc`). The hop statistics above
+    /// are those of path 0; `deadlock_free` and the CDG cover every path.
+    pub lmc: u8,
+    /// With `lmc > 0`: how different the paths of each endpoint pair are.
+    pub path_diversity: Option<PathDiversityReport>,
+}
+
+/// The path diversity of a multipath routing in a route report
+/// ([`FabricConfig::path_diversity`]), over ordered endpoint pairs on different switches.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathDiversityReport {
+    /// Paths per destination (`2^lmc`).
+    pub paths: usize,
+    /// Ordered endpoint pairs on different switches.
+    pub pairs: u64,
+    /// Share of those pairs whose paths pairwise share no switch-to-switch link.
+    pub disjoint_share: f64,
+    /// Share of those pairs whose paths are pairwise different.
+    pub distinct_share: f64,
+    /// Pairs with pairwise link-disjoint paths.
+    pub disjoint_pairs: u64,
+    /// Pairs with pairwise different paths.
+    pub distinct_pairs: u64,
+    /// Mean number of different paths per pair.
+    pub mean_distinct_paths: f64,
+    /// Share of pairs with as many different paths as the topology has minimal paths
+    /// between their switches (or `paths`, if more): distinct where minimal paths allow.
+    pub minimal_share: f64,
 }
 
 fn cdg_summary(topo: &Topology, r: &CdgReport) -> CdgSummary {
@@ -445,11 +494,12 @@ fn cdg_summary(topo: &Topology, r: &CdgReport) -> CdgSummary {
     }
 }
 
-/// Bytes held by the tables of `f`.
+/// Bytes held by the tables of `f` (every path's).
 fn table_bytes(f: &FabricConfig) -> usize {
-    f.lft.iter().map(|l| l.len() * 2).sum::<usize>()
+    f.paths()
+        .map(|(lft, path_sl)| lft.iter().map(|l| l.len() * 2).sum::<usize>() + path_sl.len())
+        .sum::<usize>()
         + f.sl2vl.iter().map(Vec::len).sum::<usize>()
-        + f.path_sl.len()
         + f.nic_sl2vl.len()
 }
 
@@ -485,6 +535,21 @@ pub fn route_report(
         .collect();
     vls.extend(fabric.nic_sl2vl.iter().copied());
     let cdg = cdg_summary(topo, &verdict);
+    let path_diversity = if options.lmc > 0 {
+        let d = fabric.path_diversity(topo)?;
+        Some(PathDiversityReport {
+            paths: d.paths,
+            pairs: d.pairs,
+            disjoint_share: d.disjoint_share(),
+            distinct_share: d.distinct_share(),
+            disjoint_pairs: d.disjoint_pairs,
+            distinct_pairs: d.distinct_pairs,
+            mean_distinct_paths: d.mean_distinct_paths(),
+            minimal_share: d.minimal_share(),
+        })
+    } else {
+        None
+    };
     let report = RouteReport {
         engine: fabric.engine.clone(),
         topology: topo.name().to_string(),
@@ -508,6 +573,8 @@ pub fn route_report(
         cdg,
         files: Vec::new(),
         lids_assigned: 0,
+        lmc: options.lmc,
+        path_diversity,
     };
     Ok((fabric, report))
 }
@@ -559,9 +626,11 @@ pub fn apply_guid2lid_file(topo: &mut Topology, path: &Path) -> Result<usize, Re
 }
 
 /// [`route_json`] with a `guid2lid` file to take LIDs from. With an output directory, nodes
-/// still without a GUID or LID get one ([`Topology::assign_missing_ids`], LMC 0) before the
-/// dumps are written, so every topology input can be written; the report's `lids_assigned`
-/// counts them.
+/// still without a GUID or LID get one ([`Topology::assign_missing_ids`] with the options'
+/// `lmc`: CA ports get aligned blocks of `2^lmc` LIDs) before the dumps are written, so every
+/// topology input can be written; the report's `lids_assigned` counts them. With `lmc > 0`
+/// a generator's LIDs (consecutive, for LMC 0) are replaced; a file's LIDs are kept and must
+/// be aligned (else an error says so).
 pub fn route_json_with(
     spec_or_path: &str,
     engine: &str,
@@ -571,6 +640,13 @@ pub fn route_json_with(
     options_json: Option<&str>,
 ) -> Result<String, ReportError> {
     let mut topo = load_topology(spec_or_path)?;
+    let lmc = options_lmc(options_json)?;
+    if lmc > 0 && !Path::new(spec_or_path).is_file() {
+        // A generator's LIDs are LMC 0 placeholders (consecutive): a subnet manager with
+        // LMC > 0 assigns aligned blocks instead.
+        let (ns, ne) = (topo.num_switches(), topo.num_endpoints());
+        topo.set_lids(&vec![None; ns], &vec![None; ne])?;
+    }
     if let Some(g) = files.guid2lid {
         apply_guid2lid_file(&mut topo, g)?;
     }
@@ -578,7 +654,7 @@ pub fn route_json_with(
     // before any routing time is spent.
     let lids_assigned = match files.out_dir {
         Some(dir) => {
-            topo.assign_missing_ids(0)
+            topo.assign_missing_ids(lmc)
                 .map_err(|e| {
                     ReportError::Invalid(format!(
                         "cannot write the tables to {}: {}",
@@ -590,7 +666,7 @@ pub fn route_json_with(
         }
         None => 0,
     };
-    check_routing_memory(&topo, max_vls.max(classes))?;
+    check_routing_memory(&topo, max_vls.max(classes), lmc)?;
     let options = engine_options(&topo, options_json)?;
     let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
     report.lids_assigned = lids_assigned;
@@ -605,9 +681,17 @@ pub fn route_json_with(
 
 /// Refuses to route a topology whose tables (forwarding tables, path SLs, SL→VL tables of
 /// `sls` SLs) would not fit in the available memory ([`crate::memory`]).
-fn check_routing_memory(topo: &Topology, sls: u8) -> Result<(), ReportError> {
+fn check_routing_memory(topo: &Topology, sls: u8, lmc: u8) -> Result<(), ReportError> {
     let size = crate::memory::FabricSize::of_topology(topo);
-    let need = size.routing_bytes(sls.max(1) as u128);
+    // Every further path (LMC) has its own forwarding and path SL tables.
+    let (sw, ep) = (size.switches, size.endpoints);
+    let per_path = 2u128
+        .saturating_mul(sw)
+        .saturating_mul(ep)
+        .saturating_add(ep.saturating_mul(ep));
+    let need = size
+        .routing_bytes(sls.max(1) as u128)
+        .saturating_add(per_path.saturating_mul((1u128 << lmc.min(7)) - 1));
     match crate::memory::available_memory() {
         Some(limit) if need > limit as u128 => Err(ReportError::Invalid(format!(
             "the routing tables of {} switches and {} endpoints would need about {}, more than the available memory ({})",
@@ -630,7 +714,7 @@ fn fabric_for(
     Ok(match (engine, tables_dir) {
         (Some(e), None) => route_with(
             {
-                check_routing_memory(topo, max_vls)?;
+                check_routing_memory(topo, max_vls, 0)?;
                 topo
             },
             e,

@@ -110,6 +110,65 @@ impl From<FabricTables> for FabricConfig {
     }
 }
 
+/// How different the paths of a multipath fabric are ([`FabricConfig::path_diversity`]),
+/// over the ordered endpoint pairs on different switches (pairs on one switch use no
+/// switch-to-switch link, so their paths cannot differ).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathDiversity {
+    /// Paths per destination.
+    pub paths: usize,
+    /// Ordered endpoint pairs on different switches.
+    pub pairs: u64,
+    /// Pairs whose paths share no switch-to-switch link (directed), pairwise.
+    pub disjoint_pairs: u64,
+    /// Pairs whose paths are pairwise different (as sequences of switch-to-switch links).
+    pub distinct_pairs: u64,
+    /// Sum over the pairs of their number of different paths (divide by `pairs` for the mean).
+    pub distinct_paths_sum: u64,
+    /// Pairs with as many different paths as the topology has minimal paths between their
+    /// switches, or `paths` if it has more: "distinct where possible" for minimal routing
+    /// (parallel links count as different paths).
+    pub as_distinct_as_minimal: u64,
+}
+
+impl PathDiversity {
+    /// `disjoint_pairs / pairs` (1 without pairs).
+    pub fn disjoint_share(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.disjoint_pairs as f64 / self.pairs as f64
+        }
+    }
+
+    /// `distinct_pairs / pairs` (1 without pairs).
+    pub fn distinct_share(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.distinct_pairs as f64 / self.pairs as f64
+        }
+    }
+
+    /// Mean number of different paths per pair (1 without pairs).
+    pub fn mean_distinct_paths(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.distinct_paths_sum as f64 / self.pairs as f64
+        }
+    }
+
+    /// `as_distinct_as_minimal / pairs` (1 without pairs).
+    pub fn minimal_share(&self) -> f64 {
+        if self.pairs == 0 {
+            1.0
+        } else {
+            self.as_distinct_as_minimal as f64 / self.pairs as f64
+        }
+    }
+}
+
 /// One hop of a traced path: a switch, the port the packet entered by, the port it leaves by,
 /// and the VL it uses on the outgoing link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -414,6 +473,110 @@ impl FabricConfig {
             }
         }
         Ok(())
+    }
+
+    /// Measures how different the [`num_paths`](Self::num_paths) paths of every ordered pair
+    /// of endpoints on different switches are ([`PathDiversity`]). Paths depend only on the
+    /// source switch and the destination, so each (source switch, destination) is followed
+    /// once and counts for the endpoints on the source switch. Fails like
+    /// [`check_routes`](Self::check_routes) on tables that do not lead to the destination.
+    pub fn path_diversity(&self, topo: &Topology) -> Result<PathDiversity, RoutingError> {
+        use rayon::prelude::*;
+        let nsw = topo.num_switches();
+        let n = topo.num_endpoints();
+        let eps: Vec<u64> = (0..nsw as u32)
+            .map(|s| topo.switch_endpoints(SwitchId(s)).count() as u64)
+            .collect();
+        let paths = self.num_paths();
+        let per_dest = |d: usize| -> Result<[u64; 5], RoutingError> {
+            flitsim_topology::cancel::check()?;
+            let (t, _) = topo.endpoint_switch(EndpointId(d as u32));
+            // Minimal paths from every switch to t (parallel links apart), capped at `paths`.
+            let dist = flitsim_topology::Bfs::default()
+                .switches(topo, [t.0])
+                .to_vec();
+            let mut order: Vec<usize> = (0..nsw).filter(|&s| dist[s] != u32::MAX).collect();
+            order.sort_by_key(|&s| dist[s]);
+            let mut count = vec![0usize; nsw];
+            count[t.0 as usize] = 1;
+            for &s in &order {
+                if s == t.0 as usize {
+                    continue;
+                }
+                count[s] = topo
+                    .switch_neighbours(SwitchId(s as u32))
+                    .filter(|(_, x, _)| dist[x.0 as usize].wrapping_add(1) == dist[s])
+                    .map(|(_, x, _)| count[x.0 as usize])
+                    .sum::<usize>()
+                    .min(paths);
+            }
+            let mut seqs: Vec<Vec<usize>> = vec![Vec::new(); paths];
+            let (mut pairs, mut disjoint, mut distinct) = (0, 0, 0);
+            let (mut distinct_sum, mut as_minimal) = (0, 0);
+            for s0 in (0..nsw).filter(|&s| eps[s] > 0 && s != t.0 as usize) {
+                for (k, seq) in seqs.iter_mut().enumerate() {
+                    seq.clear();
+                    let lft = self.lft_of(k);
+                    let mut s = s0;
+                    while s != t.0 as usize {
+                        let out = lft[s][d];
+                        let next = (out != NO_ROUTE)
+                            .then(|| topo.switch_peer(SwitchId(s as u32), out))
+                            .flatten()
+                            .map(|p| p.remote.node);
+                        let Some(NodeId::Switch(x)) = next else {
+                            return Err(RoutingError::Unroutable(format!(
+                                "switch {} has no route to endpoint {d} (path {k})",
+                                topo.switches()[s].name
+                            )));
+                        };
+                        seq.push(topo.port_index(SwitchId(s as u32), out));
+                        if seq.len() > nsw {
+                            return Err(RoutingError::Loop(format!(
+                                "traffic to endpoint {d} (path {k}) loops through switch {}",
+                                topo.switches()[s].name
+                            )));
+                        }
+                        s = x as usize;
+                    }
+                }
+                let w = eps[s0];
+                pairs += w;
+                let mut all_distinct = true;
+                let mut all_disjoint = true;
+                for a in 0..paths {
+                    for b in a + 1..paths {
+                        if seqs[a] == seqs[b] {
+                            all_distinct = false;
+                        }
+                        if seqs[a].iter().any(|c| seqs[b].contains(c)) {
+                            all_disjoint = false;
+                        }
+                    }
+                }
+                disjoint += w * all_disjoint as u64;
+                distinct += w * all_distinct as u64;
+                let different = (0..paths)
+                    .filter(|&a| (0..a).all(|b| seqs[a] != seqs[b]))
+                    .count();
+                distinct_sum += w * different as u64;
+                as_minimal += w * (different >= count[s0].max(1)) as u64;
+            }
+            Ok([pairs, disjoint, distinct, distinct_sum, as_minimal])
+        };
+        let parts: Vec<[u64; 5]> = (0..n)
+            .into_par_iter()
+            .map(per_dest)
+            .collect::<Result<_, _>>()?;
+        let sum = |i: usize| parts.iter().map(|p| p[i]).sum();
+        Ok(PathDiversity {
+            paths,
+            pairs: sum(0),
+            disjoint_pairs: sum(1),
+            distinct_pairs: sum(2),
+            distinct_paths_sum: sum(3),
+            as_distinct_as_minimal: sum(4),
+        })
     }
 
     /// Follows the tables from `src` to `dst` for traffic `class`. Fails if the path leaves

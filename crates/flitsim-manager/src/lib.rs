@@ -15,7 +15,7 @@ pub mod opensm;
 pub mod qos;
 pub mod routing;
 
-pub use fabric::{FabricConfig, Hop, PathTables, NO_ROUTE};
+pub use fabric::{FabricConfig, Hop, PathDiversity, PathTables, NO_ROUTE};
 pub use routing::{engine_by_name, route, RoutingEngine, RoutingRequest};
 
 /// Errors of routing engines and table checks.

@@ -197,7 +197,7 @@ fn topo_convert(py: Python<'_>, spec_or_path: &str, to: &str) -> PyResult<String
 /// JSON; with `out_dir`, also writes the OpenSM dumps there (all four files or none), giving
 /// nodes without LIDs one first; `guid2lid` names an OpenSM LID cache to take LIDs from.
 /// `options_json` holds engine options (`heuristic`, `online`, `restarts`, `balance`, `max_layers`,
-/// `roots` as GUID strings).
+/// `roots` as GUID strings, `lmc` for 2^lmc LIDs and paths per port).
 #[pyfunction]
 #[pyo3(signature = (spec_or_path, engine, max_vls = 8, classes = 1, out_dir = None, options_json = None, guid2lid = None))]
 #[allow(clippy::too_many_arguments)]

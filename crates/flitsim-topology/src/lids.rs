@@ -105,7 +105,9 @@ impl Topology {
                 if !(l as u32).is_multiple_of(block) {
                     return Err(TopologyError::Invalid(format!(
                         "endpoint {} has LID {l}, which is not a multiple of {block}; with \
-                         LMC {lmc} a CA port's base LID must be",
+                         LMC {lmc} a CA port's base LID must be one (its {block} LIDs are \
+                         base..base+{block}): give the input aligned LIDs (or a guid2lid file \
+                         with them), leave the LIDs out to have them assigned, or use LMC 0",
                         e.name
                     )));
                 }

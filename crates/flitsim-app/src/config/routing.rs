@@ -33,6 +33,14 @@ pub struct RoutingConfig {
     /// directory.
     #[serde(default)]
     pub tables: Option<String>,
+    /// LID mask count, 0 to 7 (default 0): the engine routes `2^lmc` paths per destination
+    /// (path `k` is the destination's LID `base + k`, as InfiniBand's LMC gives a port
+    /// `2^lmc` LIDs); a flow's `path` picks one. Engines that route several paths: `minhop`,
+    /// `updn`, `ftree`, `dmodk`, `sssp`, `dfsssp` (distinct paths where the topology has them)
+    /// and `dor` (the same path for every LID).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 7))]
+    pub lmc: u8,
 }
 
 fn default_vls() -> u8 {
@@ -47,6 +55,7 @@ impl Default for RoutingConfig {
             require_deadlock_free: false,
             verify: false,
             tables: None,
+            lmc: 0,
         }
     }
 }
@@ -67,6 +76,22 @@ impl RoutingConfig {
                     .unwrap_or_default();
                 return Err(ParamError::new("routing.engine", format!("{e}{hint}")));
             }
+        }
+        if self.lmc > flitsim_manager::routing::MAX_LMC {
+            return Err(ParamError::new(
+                "routing.lmc",
+                format!(
+                    "LMC {} is out of range: InfiniBand allows 0..={} (2^lmc paths per destination)",
+                    self.lmc,
+                    flitsim_manager::routing::MAX_LMC
+                ),
+            ));
+        }
+        if self.lmc > 0 && self.tables.is_some() {
+            return Err(ParamError::new(
+                "routing.lmc",
+                "loaded routing.tables carry their own paths (every LID of a port in the LFT dump); leave routing.lmc at 0".to_string(),
+            ));
         }
         if self.vls == 0 || self.vls > 32 {
             return Err(ParamError::new(

@@ -6,17 +6,38 @@ use std::fmt::Write as _;
 
 /// `guid2lid`: `0x<port guid> 0x<lid> 0x<lid>` and a blank line per switch, then per endpoint.
 pub fn write_guid2lid(topo: &Topology) -> Result<String, RoutingError> {
+    write_guid2lid_lmc(topo, 0)
+}
+
+/// [`write_guid2lid`] for LMC `lmc`: an endpoint's line gives its base LID and its top LID
+/// `base + 2^lmc − 1`, as OpenSM caches an LMC > 0 port (switches keep one LID). Fails when
+/// an endpoint's LID is not the base of a free aligned block of `2^lmc` LIDs.
+pub fn write_guid2lid_lmc(topo: &Topology, lmc: u8) -> Result<String, RoutingError> {
     let ids = Ids::of(topo)?;
+    super::check_lid_blocks(topo, &ids, lmc)?;
     let mut out = String::new();
-    for (g, l) in ids
-        .switch_guid
-        .iter()
-        .zip(&ids.switch_lid)
-        .chain(ids.endpoint_guid.iter().zip(&ids.endpoint_lid))
-    {
+    let top = (1u16 << lmc.min(flitsim_topology::MAX_LMC)) - 1;
+    for (g, l) in ids.switch_guid.iter().zip(&ids.switch_lid) {
         let _ = writeln!(out, "0x{g:016x} 0x{l:04x} 0x{l:04x}\n");
     }
+    for (g, l) in ids.endpoint_guid.iter().zip(&ids.endpoint_lid) {
+        let _ = writeln!(out, "0x{g:016x} 0x{l:04x} 0x{:04x}\n", l + top);
+    }
     Ok(out)
+}
+
+/// Whether a `guid2lid` text gives some node more than one LID (`top > base`: an LMC > 0
+/// port).
+pub(super) fn has_lid_ranges(text: &str) -> bool {
+    text.lines().any(|l| {
+        let f: Vec<&str> = l
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        f.len() == 3 && f[1] != f[2]
+    })
 }
 
 /// Reads a `guid2lid` file (OpenSM's LID cache, as [`write_guid2lid`] and OpenSM write it:

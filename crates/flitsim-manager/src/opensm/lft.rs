@@ -1,19 +1,32 @@
 //! `opensm-lfts.dump`, the linear forwarding tables (see the [format](super)): [`write_lfts`]
 //! and its parser.
 use super::{
-    after, at, dec_prefix, desc, hex_prefix, invalid, lid_map, Ids, IB_MAX_PORT, LFTS_FILE,
+    after, at, check_lid_blocks, dec_prefix, desc, hex_prefix, invalid, lid_table, lmc_of, Ids,
+    IB_MAX_PORT, LFTS_FILE,
 };
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{NodeId, PortNum, Topology};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// `opensm-lfts.dump` of `fabric` (see the [module documentation](crate::opensm)). Fails
-/// when a node has no GUID or LID or a switch has more ports than InfiniBand allows.
+/// `opensm-lfts.dump` of `fabric` (see the [module documentation](crate::opensm)). With
+/// several paths per destination (LMC > 0) every LID of a port is listed: LID `base + k`
+/// with the port of path `k`. Fails when a node has no GUID or LID, a switch has more ports
+/// than InfiniBand allows, or (LMC > 0) an endpoint's LID is not the base of a free aligned
+/// block of `2^lmc` LIDs.
 pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, RoutingError> {
     fabric.check_shape(topo)?;
     let ids = Ids::of(topo)?;
-    let max_lid = ids.max_lid();
+    let lmc = lmc_of(fabric)?;
+    check_lid_blocks(topo, &ids, lmc)?;
+    let top = (1u16 << lmc) - 1;
+    let max_lid = ids
+        .switch_lid
+        .iter()
+        .copied()
+        .chain(ids.endpoint_lid.iter().map(|&l| l + top))
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
     let mut rows: Vec<(u16, u32, &str, u64, &str)> = Vec::new();
     for (s, sw) in topo.switches().iter().enumerate() {
@@ -26,16 +39,18 @@ pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, Rout
         );
         rows.clear();
         rows.push((ids.switch_lid[s], 0, "Switch", ids.switch_guid[s], &sw.name));
-        for (e, ep) in topo.endpoints().iter().enumerate() {
-            let port = fabric.lft[s][e];
-            if port != NO_ROUTE {
-                rows.push((
-                    ids.endpoint_lid[e],
-                    port as u32 + 1,
-                    "Channel Adapter",
-                    ids.endpoint_guid[e],
-                    &ep.name,
-                ));
+        for (k, (lft, _)) in fabric.paths().enumerate() {
+            for (e, ep) in topo.endpoints().iter().enumerate() {
+                let port = lft[s][e];
+                if port != NO_ROUTE {
+                    rows.push((
+                        ids.endpoint_lid[e] + k as u16,
+                        port as u32 + 1,
+                        "Channel Adapter",
+                        ids.endpoint_guid[e],
+                        &ep.name,
+                    ));
+                }
             }
         }
         rows.sort_by_key(|r| r.0);
@@ -51,14 +66,20 @@ pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, Rout
     Ok(out)
 }
 
-/// Parses `opensm-lfts.dump` into `lft[switch][endpoint]`.
-pub(super) fn read_lfts(topo: &Topology, text: &str) -> Result<Vec<Vec<PortNum>>, RoutingError> {
+/// Parses `opensm-lfts.dump` into `lfts[path][switch][endpoint]`: LID `base + k` of an
+/// endpoint (an LMC > 0 port's further LIDs, up to the next node's LID) is path `k`; the
+/// number of paths is the largest `k + 1` rounded up to a power of two (`2^lmc`).
+pub(super) fn read_lfts(
+    topo: &Topology,
+    text: &str,
+) -> Result<Vec<Vec<Vec<PortNum>>>, RoutingError> {
     const F: &str = LFTS_FILE;
     let n = topo.num_endpoints();
-    let lids = lid_map(topo);
-    let mut lft = vec![vec![NO_ROUTE; n]; topo.num_switches()];
+    let lids = lid_table(topo);
+    let empty = vec![vec![NO_ROUTE; n]; topo.num_switches()];
+    let mut lfts = vec![empty.clone()];
     let mut header_line: Vec<Option<usize>> = vec![None; topo.num_switches()];
-    let mut entry_line: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut entry_line: HashMap<(usize, usize, u8), usize> = HashMap::new();
     let mut current: Option<usize> = None;
     let mut any = false;
     for (i, raw) in text.lines().enumerate() {
@@ -147,9 +168,20 @@ pub(super) fn read_lfts(topo: &Topology, text: &str) -> Result<Vec<Vec<PortNum>>
                     ),
                 ));
             }
-            match lids.get(&lid) {
-                Some(NodeId::Endpoint(e)) => {
-                    let e = *e as usize;
+            // A further LID of an endpoint (path k > 0) counts only where the entry names
+            // that endpoint's port GUID, as OpenSM's dumps do.
+            let found = lids[lid as usize].filter(|&(node, k)| {
+                k == 0
+                    || match (node, port_guid) {
+                        (NodeId::Endpoint(e), Some(pg)) => {
+                            topo.endpoints()[e as usize].guid == Some(pg)
+                        }
+                        _ => false,
+                    }
+            });
+            match found {
+                Some((NodeId::Endpoint(e), k)) => {
+                    let e = e as usize;
                     let ep = &topo.endpoints()[e];
                     if let (Some(pg), Some(eg)) = (port_guid, ep.guid) {
                         if pg != eg {
@@ -174,7 +206,7 @@ pub(super) fn read_lfts(topo: &Topology, text: &str) -> Result<Vec<Vec<PortNum>>
                             ),
                         ));
                     }
-                    if let Some(prev) = entry_line.insert((s, e), ln) {
+                    if let Some(prev) = entry_line.insert((s, e, k), ln) {
                         return Err(at(
                             F,
                             ln,
@@ -184,9 +216,13 @@ pub(super) fn read_lfts(topo: &Topology, text: &str) -> Result<Vec<Vec<PortNum>>
                             ),
                         ));
                     }
-                    lft[s][e] = (port - 1) as PortNum;
+                    let k = k as usize;
+                    if lfts.len() <= k {
+                        lfts.resize(k + 1, empty.clone());
+                    }
+                    lfts[k][s][e] = (port - 1) as PortNum;
                 }
-                Some(NodeId::Switch(_)) => {}
+                Some((NodeId::Switch(_), _)) => {}
                 None => {
                     let known = port_guid.is_some_and(|g| {
                         topo.switch_by_guid(g).is_some() || topo.endpoint_by_guid(g).is_some()
@@ -215,5 +251,6 @@ pub(super) fn read_lfts(topo: &Topology, text: &str) -> Result<Vec<Vec<PortNum>>
             "{F}: no 'Unicast lids' switch table found; is this an OpenSM LFT dump?"
         )));
     }
-    Ok(lft)
+    lfts.resize(lfts.len().next_power_of_two(), empty);
+    Ok(lfts)
 }

@@ -17,6 +17,9 @@
 //! 7 lids dumped
 //! ```
 //!
+//! With LMC > 0 (a fabric with `2^lmc` paths per destination) every LID of a port is listed:
+//! `base + k` routes path `k` (OpenSM's dumps list every LID of an LMC block likewise).
+//!
 //! One block per switch: a header with the largest LID, the switch's LID, node GUID and
 //! description; one line per routed LID (hexadecimal LID, decimal IB output port, three digits;
 //! port 0 is the switch itself); then OpenSM's trailer `<max lid> lids dumped`. flitsim writes
@@ -27,8 +30,11 @@
 //! opens a switch (found by the GUID after ` guid 0x`; a ` Lid N` must agree with the
 //! topology), a line starting with `0x` is an entry (`0x<lid> <port>`, then optionally
 //! ` portguid 0x<guid>`, which must agree with the LID's endpoint). Entries for switch LIDs
-//! are ignored (flitsim routes to endpoints only); an unknown LID whose port GUID is a node of
-//! the topology is an additional LMC LID and is ignored too. IB port `p ≥ 1` is flitsim port
+//! are ignored (flitsim routes to endpoints only). LID `base + k` of an endpoint, when the entry
+//! names that endpoint's port GUID (LIDs up to the next node's, at most 128), is path `k` of an
+//! LMC > 0 port: the dump has as many paths per destination as the largest such `k + 1`,
+//! rounded up to a power of two, and every path must list every endpoint. Any other unknown
+//! LID whose port GUID is a node of the topology (a switch's further LIDs) is ignored. IB port `p ≥ 1` is flitsim port
 //! `p − 1`. Blank lines, `#` comments and the trailer (`N lids dumped`, or `N lids in use` of
 //! very old versions) are skipped; anything else is an error naming the line.
 //!
@@ -67,8 +73,8 @@
 //! ## `guid2lid`
 //!
 //! `0x<port guid> 0x<lid> 0x<lid>` per node (switches, then endpoints): OpenSM's LID cache
-//! (`osm_db_pack.c`: GUID as `0x%016`, LID range as `0x%04x 0x%04x`, base and top LID with
-//! LMC 0), each entry followed by a blank line as OpenSM writes it: OpenSM's cache reader
+//! (`osm_db_pack.c`: GUID as `0x%016`, LID range as `0x%04x 0x%04x`, base and top LID: equal
+//! for switches, `base + 2^lmc − 1` for CA ports of tables with LMC > 0), each entry followed by a blank line as OpenSM writes it: OpenSM's cache reader
 //! appends every non-blank line to the previous entry, so a file without the blank lines
 //! would not load as its LID cache (`OSM_CACHE_DIR`).
 //!
@@ -76,7 +82,8 @@
 //!
 //! Not an OpenSM file (OpenSM answers path SLs through SA PathRecord queries): one line
 //! `<source lid> <destination lid> <sl>` in decimal per ordered endpoint pair (source-major,
-//! `src == dst` included), the SL of traffic class 0. Reading maps the SLs back to path SLs
+//! `src == dst` included), the SL of traffic class 0. With LMC > 0, one line per destination
+//! LID: `<src base lid> <dst base lid + k> <sl of path k>`. Reading maps the SLs back to path SLs
 //! (`routing_sls` = largest SL + 1 unless the SL2VL comment says otherwise); pairs not listed
 //! get SL 0, lines naming switch LIDs are ignored.
 //!
@@ -98,7 +105,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-pub use guid2lid::{apply_guid2lid, write_guid2lid};
+pub use guid2lid::{apply_guid2lid, write_guid2lid, write_guid2lid_lmc};
 pub use lft::write_lfts;
 pub use path_sl::write_path_sl;
 pub use sl2vl::write_sl2vl;
@@ -167,15 +174,6 @@ impl Ids {
         }
         Ok(ids)
     }
-
-    fn max_lid(&self) -> u16 {
-        self.switch_lid
-            .iter()
-            .chain(&self.endpoint_lid)
-            .copied()
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// Descriptions may not contain the quote that delimits them.
@@ -190,7 +188,7 @@ pub fn write_all(
 ) -> Result<Vec<(&'static str, String)>, RoutingError> {
     Ok(vec![
         (LFTS_FILE, write_lfts(topo, fabric)?),
-        (GUID2LID_FILE, write_guid2lid(topo)?),
+        (GUID2LID_FILE, write_guid2lid_lmc(topo, lmc_of(fabric)?)?),
         (SL2VL_FILE, write_sl2vl(topo, fabric)?),
         (PATH_SL_FILE, write_path_sl(topo, fabric)?),
     ])
@@ -257,6 +255,8 @@ pub fn write_dir(
 /// say), they are completed first, as `flitsim route --out` completes them: from the
 /// directory's `guid2lid` when there is one ([`apply_guid2lid`]), the rest by
 /// [`Topology::assign_missing_ids`] — so tables written for such a file read back onto it.
+/// A `guid2lid` that gives some port a range of LIDs (tables written with LMC > 0) is applied
+/// even to a topology that has all its LIDs, since the dumps name ports by its LIDs.
 pub fn read_dir(topo: &Topology, dir: &Path) -> Result<FabricConfig, RoutingError> {
     let read = |name: &str, required: bool| -> Result<Option<String>, RoutingError> {
         let p = dir.join(name);
@@ -271,13 +271,17 @@ pub fn read_dir(topo: &Topology, dir: &Path) -> Result<FabricConfig, RoutingErro
         }
     };
     let completed;
-    let topo = if topo.has_all_ids() {
+    let guid2lid = read(GUID2LID_FILE, false)?;
+    // Tables written with LMC > 0 name ports by LIDs the topology's own (a generator's LMC 0
+    // LIDs, say) need not match: their guid2lid, which gives such ports a LID range, decides.
+    let lmc_ranges = guid2lid.as_deref().is_some_and(guid2lid::has_lid_ranges);
+    let topo = if topo.has_all_ids() && !lmc_ranges {
         topo
     } else {
         let mut t = topo.clone();
-        if let Some(text) = read(GUID2LID_FILE, false)? {
+        if let Some(text) = &guid2lid {
             let p = dir.join(GUID2LID_FILE);
-            apply_guid2lid(&mut t, &text, &p.display().to_string())?;
+            apply_guid2lid(&mut t, text, &p.display().to_string())?;
         }
         t.assign_missing_ids(0).map_err(|e| {
             invalid(format!(
@@ -323,6 +327,84 @@ fn dec_prefix(s: &str) -> Option<(u64, &str)> {
 /// The value after the first `key` in `line` (`key` must end just before the number).
 fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.find(key).map(|i| &line[i + key.len()..])
+}
+
+/// Every LID of `topo`'s nodes as a dense table: a node's own (base) LID gives `(node, 0)`;
+/// the LIDs after an endpoint's base, up to the next node's LID and at most 128 in all (the
+/// LIDs of an LMC > 0 port), give `(endpoint, k)` for path `k`.
+fn lid_table(topo: &Topology) -> Vec<Option<(NodeId, u8)>> {
+    let mut bases: Vec<(u16, NodeId)> = lid_map(topo).into_iter().collect();
+    bases.sort_unstable_by_key(|b| b.0);
+    let mut t = vec![None; u16::MAX as usize + 1];
+    for (i, &(base, node)) in bases.iter().enumerate() {
+        let end = match node {
+            NodeId::Switch(_) => base as usize + 1,
+            NodeId::Endpoint(_) => {
+                let next = bases
+                    .get(i + 1)
+                    .map_or(u16::MAX as usize + 1, |b| b.0 as usize);
+                next.min(base as usize + (1 << flitsim_topology::MAX_LMC))
+            }
+        };
+        for (k, slot) in t[base as usize..end].iter_mut().enumerate() {
+            *slot = Some((node, k as u8));
+        }
+    }
+    t
+}
+
+/// The paths per destination of a fabric as the LMC of its dumps (`paths = 2^lmc`); fails
+/// when it is no power of two.
+fn lmc_of(fabric: &FabricConfig) -> Result<u8, RoutingError> {
+    let p = fabric.num_paths();
+    if !p.is_power_of_two() || p > 1 << flitsim_topology::MAX_LMC {
+        return Err(invalid(format!(
+            "the tables have {p} paths per destination; InfiniBand dumps need 2^LMC paths \
+             (1, 2, 4, … 128), one per LID of a port"
+        )));
+    }
+    Ok(p.trailing_zeros() as u8)
+}
+
+/// Checks that every endpoint's LID is the base of an aligned block of `2^lmc` LIDs that no
+/// other node's LID falls into, so that LID `base + k` can name path `k`.
+fn check_lid_blocks(topo: &Topology, ids: &Ids, lmc: u8) -> Result<(), RoutingError> {
+    if lmc == 0 {
+        return Ok(());
+    }
+    let block = 1u32 << lmc;
+    let mut all: Vec<(u16, bool, usize)> = ids
+        .switch_lid
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, false, i))
+        .chain(
+            ids.endpoint_lid
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| (l, true, i)),
+        )
+        .collect();
+    all.sort_unstable();
+    for (i, &(l, is_ep, e)) in all.iter().enumerate() {
+        if !is_ep {
+            continue;
+        }
+        let name = &topo.endpoints()[e].name;
+        let next = all.get(i + 1).map(|n| n.0 as u32);
+        if !(l as u32).is_multiple_of(block)
+            || next.is_some_and(|n| n < l as u32 + block)
+            || l as u32 + block - 1 > flitsim_topology::MAX_UNICAST_LID as u32
+        {
+            return Err(invalid(format!(
+                "the tables have {block} paths per destination (LMC {lmc}), but endpoint \
+                 {name} has LID {l}, which is not the base of a free block of {block} LIDs \
+                 aligned to {block}; give the topology LIDs for LMC {lmc} \
+                 (Topology::assign_missing_ids({lmc}), as `flitsim route --lmc {lmc} --out` does)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// LID → node of `topo`.

@@ -28,12 +28,16 @@ pub fn read_tables(
             e.name
         )));
     }
-    let lft = read_lfts(topo, lfts_text)?;
-    check_every_endpoint_listed(topo, &lft)?;
-    let path = path_sl_text.map(|t| read_path_sl(topo, t)).transpose()?;
+    let lfts = read_lfts(topo, lfts_text)?;
+    for (k, lft) in lfts.iter().enumerate() {
+        check_every_endpoint_listed(topo, lft, k)?;
+    }
+    let path = path_sl_text
+        .map(|t| read_path_sl(topo, t, lfts.len()))
+        .transpose()?;
     let max_path_sl = path
         .as_ref()
-        .and_then(|p| p.iter().copied().max())
+        .and_then(|p| p.iter().flatten().copied().max())
         .unwrap_or(0);
     let (rows, split) = match sl2vl_text {
         Some(t) => read_sl2vl_rows(topo, t)?,
@@ -139,12 +143,20 @@ pub fn read_tables(
             .collect(),
         None => vec![0; wire],
     };
-    let path_sl = match path {
+    let mut path_sls = match path {
         Some(p) if routing_sls > 1 => p,
-        _ => Vec::new(),
-    };
+        _ => vec![Vec::new(); lfts.len()],
+    }
+    .into_iter();
+    let path_sl = path_sls.next().unwrap_or_default();
+    let mut lfts = lfts.into_iter();
+    let lft = lfts.next().expect("at least one path");
+    let alt_paths = lfts
+        .zip(path_sls)
+        .map(|(lft, path_sl)| crate::PathTables { lft, path_sl })
+        .collect();
     let fabric = FabricConfig {
-        alt_paths: Vec::new(),
+        alt_paths,
         engine: "file".into(),
         num_vls: max_vl + 1,
         classes,
@@ -164,10 +176,14 @@ pub fn read_tables(
     Ok(fabric)
 }
 
-/// Fails, naming the LID, when no switch's table has an entry for some endpoint: the dump was
-/// written for other LIDs (or lacks that endpoint), which would otherwise surface later as
-/// "no route".
-fn check_every_endpoint_listed(topo: &Topology, lft: &[Vec<u16>]) -> Result<(), RoutingError> {
+/// Fails, naming the LID, when no switch's table of path `k` has an entry for some endpoint:
+/// the dump was written for other LIDs (or lacks that endpoint), which would otherwise
+/// surface later as "no route".
+fn check_every_endpoint_listed(
+    topo: &Topology,
+    lft: &[Vec<u16>],
+    k: usize,
+) -> Result<(), RoutingError> {
     if topo.num_switches() == 0 {
         return Ok(());
     }
@@ -180,12 +196,20 @@ fn check_every_endpoint_listed(topo: &Topology, lft: &[Vec<u16>]) -> Result<(), 
                 .filter(|&(i, _)| lft.iter().all(|row| row[i] == crate::NO_ROUTE))
                 .count();
             return Err(invalid(format!(
-                "{LFTS_FILE}: no switch has an entry for LID {} (endpoint {}{}){}; were the \
+                "{LFTS_FILE}: no switch has an entry for LID {} (endpoint {}{}){}{}; were the \
                  dumps written for a topology with other LIDs?",
-                ep.lid.map_or("-".into(), |l| l.to_string()),
+                ep.lid.map_or("-".into(), |l| (l as usize + k).to_string()),
                 ep.name,
                 ep.guid
                     .map_or(String::new(), |g| format!(", GUID 0x{g:016x}")),
+                if k > 0 {
+                    format!(
+                        ", path {k} of an LMC {} port",
+                        (k + 1).next_power_of_two().trailing_zeros()
+                    )
+                } else {
+                    String::new()
+                },
                 if missing > 1 {
                     format!(", nor for {} other endpoints' LIDs", missing - 1)
                 } else {
@@ -214,8 +238,10 @@ fn check_no_dropped_paths(
     let wire = fabric.wire_sls();
     for src in 0..n as u32 {
         for dst in 0..n as u32 {
-            for class in 0..fabric.classes {
-                let sl = fabric.wire_sl(Sl(class), EndpointId(src), EndpointId(dst), n);
+            for (class, k) in
+                (0..fabric.classes).flat_map(|c| (0..fabric.num_paths()).map(move |k| (c, k)))
+            {
+                let sl = fabric.wire_sl_on(Sl(class), EndpointId(src), EndpointId(dst), n, k);
                 let name = |e: u32| &topo.endpoints()[e as usize].name;
                 if nic_dropped[sl.idx()] {
                     return Err(invalid(format!(
@@ -225,7 +251,7 @@ fn check_no_dropped_paths(
                         name(dst)
                     )));
                 }
-                for h in fabric.trace(topo, EndpointId(src), EndpointId(dst), class)? {
+                for h in fabric.trace_path(topo, EndpointId(src), EndpointId(dst), class, k)? {
                     let s = h.switch.0 as usize;
                     let p = topo.num_ports(h.switch) as usize;
                     let idx = (h.in_port as usize * p + h.out_port as usize) * wire + sl.idx();

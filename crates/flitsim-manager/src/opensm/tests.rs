@@ -27,6 +27,92 @@ fn assert_same_tables(topo: &Topology, a: &FabricConfig, b: &FabricConfig) {
     }
 }
 
+/// A generated topology with its LMC 0 LIDs replaced by LIDs for LMC `lmc`.
+fn with_lmc_lids(mut t: Topology, lmc: u8) -> Topology {
+    let (ns, ne) = (t.num_switches(), t.num_endpoints());
+    t.set_lids(&vec![None; ns], &vec![None; ne]).unwrap();
+    t.assign_missing_ids(lmc).unwrap();
+    t
+}
+
+#[test]
+fn lmc_tables_list_every_lid_and_read_back_every_path() {
+    let opts = |lmc| EngineOptions {
+        lmc,
+        ..EngineOptions::default()
+    };
+    let req = RoutingRequest { vls: 8, classes: 2 };
+    // dfsssp on a random network: per-path SLs; updn on a fat tree: four distinct paths.
+    for (spec, engine) in [
+        (
+            "random:switches=16,ports=8,endpoints=2,links=28,seed=3",
+            "dfsssp",
+        ),
+        ("kary-ntree:k=4,n=2", "updn"),
+    ] {
+        let gen = generators::from_spec(spec).unwrap();
+        let t = with_lmc_lids(gen.clone(), 2);
+        let f = route_with(&t, engine, &req, &opts(2)).unwrap();
+        assert_eq!(f.num_paths(), 4);
+        let back = roundtrip(&t, &f);
+        assert_eq!(back.alt_paths, f.alt_paths, "{engine}");
+        // Every LID of every port is in every switch's table, with LID base + k for path k.
+        let lfts = write_lfts(&t, &f).unwrap();
+        let ep = &t.endpoints()[0];
+        let base = ep.lid.unwrap();
+        assert_eq!(base % 4, 0);
+        for k in 0..4u16 {
+            let entries = lfts
+                .lines()
+                .filter(|l| l.starts_with(&format!("0x{:04x} ", base + k)))
+                .count();
+            assert_eq!(entries, t.num_switches(), "LID {}", base + k);
+        }
+        // guid2lid gives the base and the top LID of each port's block.
+        let g2l = write_guid2lid_lmc(&t, 2).unwrap();
+        let line = format!(
+            "0x{:016x} 0x{base:04x} 0x{:04x}",
+            ep.guid.unwrap(),
+            base + 3
+        );
+        assert!(g2l.lines().any(|l| l == line), "{line}\n{g2l}");
+        // path-sl.txt: a line per destination LID.
+        let psl = write_path_sl(&t, &f).unwrap();
+        let n = t.num_endpoints();
+        assert_eq!(psl.lines().count(), n * n * 4);
+        // The directory reads back onto the generator's topology (LMC 0 LIDs): its guid2lid
+        // with LID ranges decides.
+        let dir = std::env::temp_dir().join(format!("flitsim-lmc-{}-{engine}", std::process::id()));
+        write_dir(&t, &f, &dir).unwrap();
+        let again = read_dir(&gen, &dir).unwrap();
+        assert_same_tables(&t, &f, &again);
+        assert_eq!(again.alt_paths, f.alt_paths, "{engine}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn lmc_tables_need_aligned_lid_blocks() {
+    let t = generators::kary_ntree(2, 2, 1).unwrap();
+    let f = route_with(
+        &t,
+        "updn",
+        &RoutingRequest { vls: 1, classes: 1 },
+        &EngineOptions {
+            lmc: 1,
+            ..EngineOptions::default()
+        },
+    )
+    .unwrap();
+    // The generator's LMC 0 LIDs are consecutive: no room for a second LID per port.
+    let e = write_lfts(&t, &f).unwrap_err().to_string();
+    assert!(
+        e.contains("LMC 1") && e.contains("assign_missing_ids(1)"),
+        "{e}"
+    );
+    assert!(write_dir(&t, &f, &std::env::temp_dir().join("flitsim-lmc-never")).is_err());
+}
+
 fn roundtrip(topo: &Topology, f: &FabricConfig) -> FabricConfig {
     let lfts = write_lfts(topo, f).unwrap();
     let sl2vl = write_sl2vl(topo, f).unwrap();

@@ -3,7 +3,7 @@ use super::layered::{
     first_fit_restarts, layered_fabric, offline_layers, online_layers, CycleHeuristic, Deps,
     LayerPlan, PathSet, SwitchGraph,
 };
-use super::sssp::sssp_lft;
+use super::sssp::sssp_lfts;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError};
 use flitsim_topology::Topology;
@@ -91,9 +91,21 @@ impl RoutingEngine for DfssspEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        self.route_paths(topo, req, 1)
+    }
+
+    /// Every (destination, path) routed by SSSP as a destination of its own
+    /// ([`super::sssp::sssp_lfts`]), and the layers assigned over the paths of every LID
+    /// together, so the CDG of all paths is acyclic; each path gets its own path SLs.
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
         let g = SwitchGraph::new(topo);
-        let lft = sssp_lft(topo, &g, self.name())?;
-        let paths = PathSet::from_lft(topo, &g, &lft, false)?;
+        let lfts = sssp_lfts(topo, &g, self.name(), paths.max(1))?;
+        let paths = PathSet::from_lfts(topo, &g, &lfts)?;
         let deps = Deps::new(&paths, g.channels);
         let mut result = if self.online {
             online_layers(&paths, &deps, g.channels, LAYER_CAP)
@@ -129,7 +141,7 @@ impl RoutingEngine for DfssspEngine {
         layered_fabric(
             topo,
             req,
-            lft,
+            lfts,
             &paths,
             result,
             &LayerPlan {

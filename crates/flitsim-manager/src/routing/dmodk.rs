@@ -119,6 +119,18 @@ impl RoutingEngine for DmodkEngine {
             },
         ))
     }
+
+    /// Further paths over the other minimal up/down ports (see the `multipath` module); the
+    /// path SLs (lanes) are path 0's.
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let f = self.route(topo, req)?;
+        super::ftree::fat_tree_alt_paths(f, topo, paths)
+    }
 }
 
 #[cfg(test)]

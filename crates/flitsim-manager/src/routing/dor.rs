@@ -253,6 +253,19 @@ impl RoutingEngine for DorEngine {
             |sl| lane_vl(sl).0 as u8,
         ))
     }
+
+    /// DOR has one path per endpoint pair: every LID of a port gets that path (as OpenSM's
+    /// engines without multipath route the LIDs of an LMC > 0 port).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let mut f = self.route(topo, req)?;
+        f.alt_paths = super::multipath::same_paths(&f.lft, &f.path_sl, paths);
+        Ok(f)
+    }
 }
 
 #[cfg(test)]

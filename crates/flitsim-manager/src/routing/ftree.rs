@@ -1,5 +1,6 @@
 //! Fat-tree routing in the manner of OpenSM's `ftree` engine.
 use super::layered::SwitchGraph;
+use super::multipath::{with_alt_paths, UpDownSteps};
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
@@ -170,6 +171,32 @@ impl RoutingEngine for FtreeEngine {
         }
         single_layer_fabric(self.name(), topo, req, lft)
     }
+
+    /// Further paths over the other minimal up/down ports (see the `multipath` module).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let f = self.route(topo, req)?;
+        fat_tree_alt_paths(f, topo, paths)
+    }
+}
+
+/// `fabric` (path 0 of a fat-tree engine) with paths `1..paths` over the minimal up/down
+/// ports of the fat tree's levels ([`levels`]).
+pub(super) fn fat_tree_alt_paths(
+    fabric: FabricConfig,
+    topo: &Topology,
+    paths: usize,
+) -> Result<FabricConfig, RoutingError> {
+    if paths <= 1 {
+        return Ok(fabric);
+    }
+    let g = SwitchGraph::new(topo);
+    let level = levels(topo, &g)?;
+    with_alt_paths(fabric, topo, &g, paths, &mut UpDownSteps::fat_tree(&level))
 }
 
 /// Level of every switch: 0 for switches with endpoints, else one above the nearest one.

@@ -52,7 +52,7 @@ impl RoutingEngine for LashEngine {
         layered_fabric(
             topo,
             req,
-            lft,
+            vec![lft],
             &paths,
             layers,
             &LayerPlan {

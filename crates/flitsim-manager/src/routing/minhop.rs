@@ -1,5 +1,6 @@
 //! Min-hop routing for arbitrary topologies.
 use super::layered::{disconnected, SwitchGraph};
+use super::multipath::{with_alt_paths, MinHopSteps};
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
@@ -59,6 +60,21 @@ impl RoutingEngine for MinHopEngine {
         }
 
         single_layer_fabric(self.name(), topo, req, lft)
+    }
+
+    /// Further paths over other min-hop ports (see the `multipath` module).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let f = self.route(topo, req)?;
+        if paths <= 1 {
+            return Ok(f);
+        }
+        let g = SwitchGraph::new(topo);
+        with_alt_paths(f, topo, &g, paths, &mut MinHopSteps::new())
     }
 }
 

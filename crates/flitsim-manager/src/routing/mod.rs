@@ -22,6 +22,16 @@
 //! | `dfsssp` | any | acyclic virtual layers (cycle breaking) | as many layers as needed |
 //! | `nue` | any connected | acyclic CDG per VL, routed on the CDG with escape paths | any budget, 1 included (uses all it is given) |
 //!
+//! **LMC multipath** ([`EngineOptions::lmc`], [`RoutingEngine::route_paths`]): `2^lmc` paths
+//! per destination, path `k` for the destination's LID `base + k`. `minhop`, `updn`, `ftree`
+//! and `dmodk` keep their own routing as path 0 and route paths `k ≥ 1` over the ports their
+//! own legal distance allows (min-hop; up*/down* of the same orientation), least used by the
+//! destination's earlier paths first (`multipath.rs`), so the up/down engines stay
+//! deadlock-free over all paths; `sssp` and `dfsssp` route every (destination, path) as a
+//! destination of its own, preferring links the destination's earlier paths left free, and
+//! DFSSSP's layers cover all of them; `dor` gives every LID its one path; `lash` (and any
+//! engine without multipath) refuses `lmc > 0`, naming the engines that have it.
+//!
 //! Engines with parameters (Up*/Down* roots, DFSSSP's heuristic and variant, layer balancing)
 //! take them from [`EngineOptions`] through [`engine_with_options`] and [`route_with`];
 //! [`engine_by_name`] and [`route`] use the defaults.
@@ -45,6 +55,7 @@ mod lash;
 mod layered;
 mod minhop;
 mod nue;
+mod multipath;
 mod sssp;
 mod tables;
 #[cfg(test)]
@@ -59,6 +70,7 @@ pub use lash::LashEngine;
 pub use layered::CycleHeuristic;
 pub use minhop::MinHopEngine;
 pub use nue::{NueEngine, NueStats};
+pub use multipath::MULTIPATH_ENGINES;
 pub use sssp::SsspEngine;
 pub use updn::UpDownEngine;
 
@@ -82,6 +94,24 @@ pub trait RoutingEngine: Send + Sync {
     /// topology does not have the structure the engine needs and with
     /// [`RoutingError::NotEnoughVls`] when `req.vls` cannot hold the engine's VL scheme.
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError>;
+
+    /// Computes `paths` paths per destination (the LIDs of an LMC > 0 port:
+    /// `paths = 2^lmc`), path 0 in [`FabricConfig::lft`] and the others in
+    /// [`FabricConfig::alt_paths`]. With `paths == 1` this is [`route`](Self::route); engines
+    /// without multipath fail for more (naming the engines that have it,
+    /// [`MULTIPATH_ENGINES`]).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        if paths <= 1 {
+            self.route(topo, req)
+        } else {
+            Err(multipath::unsupported(self.name()))
+        }
+    }
 }
 
 /// Names accepted by [`engine_by_name`], for messages and command-line help.
@@ -122,7 +152,13 @@ pub struct EngineOptions {
     /// `dfsssp`: first-fit restarts after the paper's assignment (`None`: the default,
     /// [`DfssspEngine::DEFAULT_RESTARTS`]; 0: the paper's algorithm alone).
     pub restarts: Option<u32>,
+    /// Every engine: the LID mask count, `2^lmc` paths per destination (0..=[`MAX_LMC`];
+    /// see [`RoutingEngine::route_paths`]). 0, the default, is single-path routing.
+    pub lmc: u8,
 }
+
+/// Largest LMC InfiniBand allows (a port has at most 128 LIDs).
+pub const MAX_LMC: u8 = flitsim_topology::MAX_LMC;
 
 /// Looks an engine up by name (see [`ENGINE_NAMES`]; `"updown-dmodk"` is an alias of
 /// `"dmodk"`) and configures it from `options`. An unknown name gives
@@ -184,7 +220,14 @@ pub fn route_with(
     req: &RoutingRequest,
     options: &EngineOptions,
 ) -> Result<FabricConfig, RoutingError> {
-    let fabric = engine_with_options(name, options)?.route(topo, req)?;
+    if options.lmc > MAX_LMC {
+        return Err(RoutingError::Unroutable(format!(
+            "LMC {} is out of range: InfiniBand allows 0..={MAX_LMC} (2^LMC paths per destination)",
+            options.lmc
+        )));
+    }
+    let fabric =
+        engine_with_options(name, options)?.route_paths(topo, req, 1usize << options.lmc)?;
     fabric.check_shape(topo)?;
     Ok(fabric)
 }

@@ -45,16 +45,57 @@ impl RoutingEngine for SsspEngine {
         let lft = sssp_lft(topo, &g, self.name())?;
         single_layer_fabric(self.name(), topo, req, lft)
     }
+
+    /// Every (destination, path) routed as a destination of its own ([`sssp_lfts`]).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        if paths <= 1 {
+            return self.route(topo, req);
+        }
+        let g = SwitchGraph::new(topo);
+        let mut lfts = sssp_lfts(topo, &g, self.name(), paths)?.into_iter();
+        let lft0 = lfts.next().expect("at least one path");
+        let mut f = single_layer_fabric(self.name(), topo, req, lft0)?;
+        f.alt_paths = lfts
+            .map(|lft| crate::PathTables {
+                lft,
+                path_sl: Vec::new(),
+            })
+            .collect();
+        Ok(f)
+    }
 }
 
 /// The LFTs of Algorithm 1 (see [`SsspEngine`]).
-// The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
-#[allow(clippy::needless_range_loop)]
 pub(super) fn sssp_lft(
     topo: &Topology,
     g: &SwitchGraph,
     engine: &str,
 ) -> Result<Vec<Vec<PortNum>>, RoutingError> {
+    Ok(sssp_lfts(topo, g, engine, 1)?.swap_remove(0))
+}
+
+/// The LFTs of Algorithm 1 with `paths` paths per destination: every (destination, path) is
+/// routed as a destination of its own, in the order (endpoint, path), each by its own
+/// Dijkstra run on the weights all earlier ones left — as OpenSM's SSSP/DFSSSP route every
+/// LID of an LMC > 0 port. Path `k` of a destination compares minimal paths first by how
+/// many of the earlier paths' trees of the same destination use their links (summed over the
+/// links), then by the balancing weight, so the paths of one destination share links only
+/// where minimal paths must. With one path the cost is (hops, weight), the paper's.
+/// `result[k]` is path `k`.
+// The endpoint id indexes the inner dimension of every switch's LFT row, not one slice.
+#[allow(clippy::needless_range_loop)]
+pub(super) fn sssp_lfts(
+    topo: &Topology,
+    g: &SwitchGraph,
+    engine: &str,
+    paths: usize,
+) -> Result<Vec<Vec<Vec<PortNum>>>, RoutingError> {
+    let paths = paths.max(1);
     let n = g.len();
     let n_ep = topo.num_endpoints();
     // Reverse arcs: for switch x, the arcs (y → x) as (y, channel of y → x).
@@ -65,8 +106,10 @@ pub(super) fn sssp_lft(
         }
     }
     let mut weight = vec![0u64; g.channels];
-    let mut lft = vec![vec![NO_ROUTE; n_ep]; n];
-    const FAR: (u32, u64) = (u32::MAX, u64::MAX);
+    let mut lfts = vec![vec![vec![NO_ROUTE; n_ep]; n]; paths];
+    const FAR: (u32, u64, u64) = (u32::MAX, u64::MAX, u64::MAX);
+    // Trees of earlier paths of the current destination over each channel.
+    let mut same = vec![0u64; if paths > 1 { g.channels } else { 0 }];
     let mut cost = vec![FAR; n];
     // Parent of each switch: (next switch, channel, port).
     let mut parent: Vec<Option<(u32, u32, PortNum)>> = vec![None; n];
@@ -74,16 +117,20 @@ pub(super) fn sssp_lft(
     let mut order: Vec<u32> = Vec::with_capacity(n);
     let mut acc = vec![0u64; n];
     let mut heap = BinaryHeap::new();
-    for e in 0..n_ep {
+    for (e, k) in (0..n_ep).flat_map(|e| (0..paths).map(move |k| (e, k))) {
         flitsim_topology::cancel::check()?;
+        let lft = &mut lfts[k];
         let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
         let t = t.0;
         cost.fill(FAR);
         parent.fill(None);
         done.fill(false);
         order.clear();
-        cost[t as usize] = (0, 0);
-        heap.push(Reverse(((0u32, 0u64), t)));
+        cost[t as usize] = (0, 0, 0);
+        heap.push(Reverse(((0u32, 0u64, 0u64), t)));
+        if k == 0 {
+            same.fill(0);
+        }
         while let Some(Reverse((c, x))) = heap.pop() {
             if done[x as usize] {
                 continue;
@@ -94,7 +141,8 @@ pub(super) fn sssp_lft(
                 if done[y as usize] {
                     continue;
                 }
-                let cand = (c.0 + 1, c.1 + weight[chan as usize]);
+                let shared = same.get(chan as usize).copied().unwrap_or(0);
+                let cand = (c.0 + 1, c.1 + shared, c.2 + weight[chan as usize]);
                 if cand < cost[y as usize] {
                     cost[y as usize] = cand;
                     parent[y as usize] = Some((x, chan, port));
@@ -112,6 +160,9 @@ pub(super) fn sssp_lft(
                 let paths = acc[x as usize] + g.eps[x as usize] as u64;
                 weight[chan as usize] += paths;
                 acc[next as usize] += paths;
+                if let Some(x) = same.get_mut(chan as usize) {
+                    *x += 1;
+                }
                 lft[x as usize][e] = port;
             }
         }
@@ -119,7 +170,7 @@ pub(super) fn sssp_lft(
             return Err(disconnected(engine, topo, s as u32, t));
         }
     }
-    Ok(lft)
+    Ok(lfts)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Up*/Down* routing for arbitrary topologies.
 use super::layered::SwitchGraph;
+use super::multipath::{updown_ok, updown_search, with_alt_paths, UpDownSteps, FAR};
 use super::tables::single_layer_fabric;
 use super::{RoutingEngine, RoutingRequest};
 use crate::{FabricConfig, RoutingError, NO_ROUTE};
@@ -154,6 +155,27 @@ impl RoutingEngine for UpDownEngine {
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
         Ok(self.resolve(topo, req)?.1)
     }
+
+    /// Further paths over other up*/down*-legal ports of the same orientation (see the
+    /// `multipath` module), so all paths together stay deadlock-free.
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let (level, f) = self.resolve(topo, req)?;
+        if paths <= 1 {
+            return Ok(f);
+        }
+        let g = SwitchGraph::new(topo);
+        let key = level
+            .iter()
+            .enumerate()
+            .map(|(s, &l)| (l, s as u32))
+            .collect();
+        with_alt_paths(f, topo, &g, paths, &mut UpDownSteps::new(key))
+    }
 }
 
 /// Up*/Down* tables for the orientation given by `level` (see [`UpDownEngine`]).
@@ -172,7 +194,6 @@ fn route_levels(
     let n_ep = topo.num_endpoints();
     let mut lft = vec![vec![NO_ROUTE; n_ep]; n];
     let mut load = vec![0u32; g.channels];
-    const FAR: u32 = u32::MAX;
     let mut dist = vec![FAR; n];
     let mut down = vec![false; n];
     let mut routed_for = None;
@@ -183,36 +204,7 @@ fn route_levels(
         let (t, eport) = topo.endpoint_switch(EndpointId(e as u32));
         let t = t.0;
         if routed_for != Some(t) {
-            dist.fill(FAR);
-            down.fill(false);
-            dist[t as usize] = 0;
-            down[t as usize] = true;
-            frontier.clear();
-            frontier.push(t);
-            let mut d = 0;
-            while !frontier.is_empty() {
-                next.clear();
-                for &x in &frontier {
-                    // Arcs x → y are the reverse of the links y → x a packet would take.
-                    for a in g.arcs(x) {
-                        let y = a.to;
-                        if dist[y as usize] != FAR && dist[y as usize] != d + 1 {
-                            continue;
-                        }
-                        let goes_down = !up(y, x);
-                        if goes_down && !down[x as usize] {
-                            continue;
-                        }
-                        if dist[y as usize] == FAR {
-                            dist[y as usize] = d + 1;
-                            next.push(y);
-                        }
-                        down[y as usize] |= goes_down;
-                    }
-                }
-                std::mem::swap(&mut frontier, &mut next);
-                d += 1;
-            }
+            updown_search(g, t, up, &mut dist, &mut down, &mut frontier, &mut next);
             routed_for = Some(t);
         }
         lft[t as usize][e] = eport;
@@ -231,14 +223,7 @@ fn route_levels(
                 .least_loaded(
                     s,
                     |a| load[a.chan as usize],
-                    |a| {
-                        dist[a.to as usize] + 1 == dist[s as usize]
-                            && if down[s as usize] {
-                                !up(s, a.to) && down[a.to as usize]
-                            } else {
-                                up(s, a.to)
-                            }
-                    },
+                    |a| updown_ok(up, &dist, &down, s, a),
                 )
                 .expect("a reached switch has a neighbour one step closer in its mode");
             load[a.chan as usize] += 1;

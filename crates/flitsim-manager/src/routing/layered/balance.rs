@@ -4,7 +4,7 @@ use super::offline::LayerResult;
 use super::paths::PathSet;
 use crate::routing::tables::{lane_fabric, pair_lane, path_sls, PathSls};
 use crate::routing::{fit_lanes, RoutingRequest, VlBlocks};
-use crate::{FabricConfig, RoutingError};
+use crate::{FabricConfig, PathTables, RoutingError};
 use flitsim_topology::{EndpointId, PortNum, Topology};
 
 /// Endpoint pairs per layer.
@@ -61,10 +61,14 @@ pub(in crate::routing) struct LayerPlan {
 /// of the class's block + path SL on every hop and on the injection link. Fails with
 /// [`RoutingError::NotEnoughVls`] naming the number of layers needed when the VLs (or
 /// `max_layers`) cannot hold them.
+///
+/// `lfts` holds the tables of every path per destination (one for single-path routing); with
+/// several, `paths` is [`PathSet::from_lfts`] of them and the further paths go to
+/// [`FabricConfig::alt_paths`] with their own path SLs.
 pub(in crate::routing) fn layered_fabric(
     topo: &Topology,
     req: &RoutingRequest,
-    lft: Vec<Vec<PortNum>>,
+    lfts: Vec<Vec<Vec<PortNum>>>,
     paths: &PathSet,
     layers: LayerResult,
     plan: &LayerPlan,
@@ -82,11 +86,12 @@ pub(in crate::routing) fn layered_fabric(
         .collect();
     // The unit of an endpoint pair: its source switch's row, and the destination endpoint or,
     // for per-switch paths, the destination switch's row.
-    let layer_of = |src: usize, dst: usize| {
+    let n_ep = topo.num_endpoints();
+    let layer_of = |src: usize, dst: usize, k: usize| {
         let col = if paths.per_switch {
             row_of_endpoint[dst] as usize
         } else {
-            dst
+            k * n_ep + dst
         };
         layer[row_of_endpoint[src] as usize * paths.dests + col]
     };
@@ -135,14 +140,26 @@ pub(in crate::routing) fn layered_fabric(
         (0..needed).map(|l| (l, 1)).collect()
     };
     let routing_sls = lanes;
-    let path_sl = path_sls(topo.num_endpoints(), routing_sls, |src, dst| {
-        let (base, size) = groups[layer_of(src, dst) as usize];
-        base + pair_lane(src, dst, size)
-    });
+    let path_sl_of = |k: usize| {
+        path_sls(n_ep, routing_sls, |src, dst| {
+            let (base, size) = groups[layer_of(src, dst, k) as usize];
+            base + pair_lane(src, dst, size)
+        })
+    };
+    let mut lfts = lfts.into_iter();
+    let lft = lfts.next().expect("at least one path");
     let sls = PathSls {
         routing_sls,
         layers: needed,
-        path_sl,
+        path_sl: path_sl_of(0),
     };
-    Ok(lane_fabric(plan.engine, topo, req, &blocks, lft, sls))
+    let mut f = lane_fabric(plan.engine, topo, req, &blocks, lft, sls);
+    f.alt_paths = lfts
+        .enumerate()
+        .map(|(i, lft)| PathTables {
+            lft,
+            path_sl: path_sl_of(i + 1),
+        })
+        .collect();
+    Ok(f)
 }

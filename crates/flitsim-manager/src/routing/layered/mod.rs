@@ -32,7 +32,7 @@ pub(super) use balance::{layered_fabric, LayerPlan};
 pub(super) use first_fit::{first_fit_restarts, online_layers};
 pub(super) use offline::offline_layers;
 pub use offline::CycleHeuristic;
-pub(super) use paths::{Deps, PathSet, SwitchGraph};
+pub(super) use paths::{Arc, Deps, PathSet, SwitchGraph};
 
 /// The error for a switch with endpoints that cannot reach a destination switch.
 pub(super) fn disconnected(engine: &str, topo: &Topology, from: u32, to: u32) -> RoutingError {

@@ -159,6 +159,27 @@ impl PathSet {
         lft: &[Vec<PortNum>],
         per_switch: bool,
     ) -> Result<Self, RoutingError> {
+        Self::build(topo, g, &[lft], per_switch)
+    }
+
+    /// [`PathSet::from_lft`] of several paths per destination (endpoints, not per switch):
+    /// the destinations are (path `k`, endpoint `e`), column `k · endpoints + e`, followed
+    /// through `lfts[k]`.
+    pub fn from_lfts(
+        topo: &Topology,
+        g: &SwitchGraph,
+        lfts: &[Vec<Vec<PortNum>>],
+    ) -> Result<Self, RoutingError> {
+        let refs: Vec<&[Vec<PortNum>]> = lfts.iter().map(Vec::as_slice).collect();
+        Self::build(topo, g, &refs, false)
+    }
+
+    fn build(
+        topo: &Topology,
+        g: &SwitchGraph,
+        lfts: &[&[Vec<PortNum>]],
+        per_switch: bool,
+    ) -> Result<Self, RoutingError> {
         let sources: Vec<u32> = (0..g.len() as u32)
             .filter(|&s| g.eps[s as usize] > 0)
             .collect();
@@ -166,8 +187,8 @@ impl PathSet {
         for (r, &s) in sources.iter().enumerate() {
             row[s as usize] = r as u32;
         }
-        // (representative endpoint, its switch, endpoints it stands for) per destination.
-        let targets: Vec<(u32, u32, u32)> = if per_switch {
+        // (path, representative endpoint, its switch, endpoints it stands for) per destination.
+        let targets: Vec<(usize, u32, u32, u32)> = if per_switch {
             sources
                 .iter()
                 .map(|&t| {
@@ -175,12 +196,15 @@ impl PathSet {
                         .switch_endpoints(SwitchId(t))
                         .next()
                         .expect("source switches have endpoints");
-                    (e.0, t, g.eps[t as usize])
+                    (0, e.0, t, g.eps[t as usize])
                 })
                 .collect()
         } else {
-            (0..topo.num_endpoints() as u32)
-                .map(|e| (e, topo.endpoint_switch(EndpointId(e)).0 .0, 1))
+            (0..lfts.len())
+                .flat_map(|k| {
+                    (0..topo.num_endpoints() as u32)
+                        .map(move |e| (k, e, topo.endpoint_switch(EndpointId(e)).0 .0, 1))
+                })
                 .collect()
         };
         let dests = targets.len();
@@ -191,7 +215,8 @@ impl PathSet {
         chan_off.push(0u32);
         for &s in &sources {
             flitsim_topology::cancel::check()?;
-            for &(e, t, w) in &targets {
+            for &(k, e, t, w) in &targets {
+                let lft = lfts[k];
                 weight.push(g.eps[s as usize] * w);
                 let mut at = s;
                 let mut steps = 0;
