@@ -234,3 +234,27 @@ fn the_run_stops_when_the_trace_has_finished() {
     // The window (10 cycles) is long over; the run ends the cycle after the last arrival.
     assert_eq!(r.cycles.total, t.execution_time.unwrap() + 1);
 }
+
+#[test]
+fn compute_scale_shrinks_the_delays() {
+    // Ping-pong with 1000 ns between messages: scale 0.5 halves the delays, 0 removes them.
+    for (scale, d) in [(1.0, 1000u64), (0.5, 500), (0.0, 0)] {
+        let r = replay(
+            &format!("scale{d}"),
+            &ping_pong(2, 64, 1000),
+            &exp(4, &format!("compute_scale = {scale}")),
+        );
+        assert_eq!(r.trace.unwrap().execution_time, Some(4 * 3 + 3 * d));
+    }
+    let (dir, origin) = files(
+        "badscale",
+        &ping_pong(1, 64, 0),
+        &exp(4, "compute_scale = -1"),
+    );
+    let e = common::run_err(&exp(4, "compute_scale = -1"), &origin, &[]);
+    std::fs::remove_dir_all(dir).ok();
+    assert!(
+        e.contains("traffic.trace.compute_scale") && e.contains("non-negative"),
+        "{e}"
+    );
+}

@@ -276,10 +276,17 @@ fn read_mpi_trace(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (Strin
             format!("{}: {e}", full.display()),
         )
     })?;
-    let program = flitsim_sim::replay::vef::read(
+    if !(tc.compute_scale.is_finite() && tc.compute_scale >= 0.0) {
+        return Err((
+            "traffic.trace.compute_scale".into(),
+            format!("{}: must be a non-negative number", tc.compute_scale),
+        ));
+    }
+    let program = flitsim_sim::replay::vef::read_scaled(
         std::io::BufReader::new(file),
         &full.display().to_string(),
         units.cycle_ns(),
+        tc.compute_scale,
     )
     .map_err(|m| ("traffic.trace.path".to_string(), m))?;
     tc.program = Some(std::sync::Arc::new(program));

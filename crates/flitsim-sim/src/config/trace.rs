@@ -43,6 +43,11 @@ pub struct TraceConfig {
     /// through memory, instantly.
     #[serde(default = "one")]
     pub tasks_per_endpoint: u32,
+    /// Multiplies the trace's compute delays (default 1; 0 replays the communication alone,
+    /// back to back — the usual way to study the network's share of a run when background
+    /// traffic must be simulated through the compute phases).
+    #[serde(default = "one_f", skip_serializing_if = "is_one_f")]
+    pub compute_scale: f64,
     /// The trace, read by the application layer (not part of the file).
     #[serde(skip)]
     #[schemars(skip)]
@@ -62,6 +67,12 @@ fn linear() -> String {
 }
 fn one() -> u32 {
     1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn is_one_f(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl TraceConfig {
@@ -128,6 +139,12 @@ impl TrafficConfig {
     /// Checks `traffic.trace` without the fabric.
     pub(super) fn validate_trace(&self) -> Result<(), ParamError> {
         let Some(t) = &self.trace else { return Ok(()) };
+        if !(t.compute_scale.is_finite() && t.compute_scale >= 0.0) {
+            return Err(ParamError::new(
+                "traffic.trace.compute_scale",
+                format!("{}: must be a non-negative number", t.compute_scale),
+            ));
+        }
         if t.tasks_per_endpoint == 0 {
             return Err(ParamError::new(
                 "traffic.trace.tasks_per_endpoint",

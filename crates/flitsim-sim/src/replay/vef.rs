@@ -10,9 +10,21 @@ use std::io::BufRead;
 /// Reads a VEF trace from `input` (`origin` names it in errors). Times become cycles of
 /// `cycle_ns` nanoseconds, rounded up.
 pub fn read(input: impl BufRead, origin: &str, cycle_ns: f64) -> Result<TraceProgram, String> {
+    read_scaled(input, origin, cycle_ns, 1.0)
+}
+
+/// [`read`] with every time (delays and absolute start times) multiplied by `scale` ≥ 0
+/// before rounding: 0 replays the communication alone, without the compute phases.
+pub fn read_scaled(
+    input: impl BufRead,
+    origin: &str,
+    cycle_ns: f64,
+    scale: f64,
+) -> Result<TraceProgram, String> {
     let mut r = Reader {
         origin,
         cycle_ns,
+        scale,
         line: 0,
         tasks: 0,
         comms: Vec::new(),
@@ -107,6 +119,7 @@ pub fn read(input: impl BufRead, origin: &str, cycle_ns: f64) -> Result<TracePro
 struct Reader<'a> {
     origin: &'a str,
     cycle_ns: f64,
+    scale: f64,
     line: usize,
     tasks: u32,
     comms: Vec<Vec<u32>>,
@@ -206,7 +219,7 @@ impl Reader<'_> {
             .ok()
             .filter(|x: &f64| x.is_finite() && *x >= 0.0)
             .ok_or_else(|| self.err(format!("time {s:?} is not a non-negative number of ns")))?;
-        Ok((ns / self.cycle_ns).ceil() as u64)
+        Ok((ns * self.scale / self.cycle_ns).ceil() as u64)
     }
 
     /// The dependency (`dep`, `dep_id`) of a record of `task`, checked against the records
@@ -394,6 +407,14 @@ mod tests {
         // 3 ns cycles: 500 ns → 167 cycles (rounded up).
         let q = read(EXAMPLE.as_bytes(), "t.vef", 3.0).unwrap();
         assert_eq!(q.messages[1].delay, 167);
+        // Scaled: 500 ns × 0.1 = 50 ns; × 0 = nothing.
+        let q = read_scaled(EXAMPLE.as_bytes(), "t.vef", 1.0, 0.1).unwrap();
+        assert_eq!(
+            (q.messages[1].delay, q.collectives[0].parts[1].delay),
+            (50, 10)
+        );
+        let q = read_scaled(EXAMPLE.as_bytes(), "t.vef", 1.0, 0.0).unwrap();
+        assert_eq!(q.messages[1].delay, 0);
     }
 
     #[test]
