@@ -54,8 +54,8 @@ mod ftree;
 mod lash;
 mod layered;
 mod minhop;
-mod nue;
 mod multipath;
+mod nue;
 mod sssp;
 mod tables;
 #[cfg(test)]
@@ -69,8 +69,8 @@ pub use ftree::FtreeEngine;
 pub use lash::LashEngine;
 pub use layered::CycleHeuristic;
 pub use minhop::MinHopEngine;
-pub use nue::{NueEngine, NueStats};
 pub use multipath::MULTIPATH_ENGINES;
+pub use nue::{NueEngine, NueStats};
 pub use sssp::SsspEngine;
 pub use updn::UpDownEngine;
 
