@@ -95,7 +95,7 @@ impl RoutingEngine for DfssspEngine {
     }
 
     /// Every (destination, path) routed by SSSP as a destination of its own
-    /// ([`super::sssp::sssp_lfts`]), and the layers assigned over the paths of every LID
+    /// (`sssp_lfts`), and the layers assigned over the paths of every LID
     /// together, so the CDG of all paths is acyclic; each path gets its own path SLs.
     fn route_paths(
         &self,

@@ -46,7 +46,7 @@ impl RoutingEngine for SsspEngine {
         single_layer_fabric(self.name(), topo, req, lft)
     }
 
-    /// Every (destination, path) routed as a destination of its own ([`sssp_lfts`]).
+    /// Every (destination, path) routed as a destination of its own (`sssp_lfts`).
     fn route_paths(
         &self,
         topo: &Topology,
