@@ -368,3 +368,48 @@ def test_ebb_all_to_all_link_loads():
     switch_links = [link["flows"] for link in r["links"] if not link["to_endpoint"]]
     assert len(switch_links) == 32 and set(switch_links) == {12}
     assert r["switch_links_max_flows"] == 12
+
+
+# ------------------------------------------------------------------------------- bandwidth
+
+
+def test_bandwidth_admits_refuses_and_shares_the_surplus(runner):
+    r = ok_json(
+        runner, "bandwidth", "kary-ntree:k=4,n=1",
+        "--flow", "0:1:0.3", "--flow", "0:2:0.7", "--flow", "0:3:0.1",
+        "--best-effort", "3:2", "--json",
+    )
+    assert r["b_max"] == 1.0 and r["engine"] == "dmodk"
+    flows = r["flows"]
+    assert [f["admitted"] for f in flows] == [True, True, False, True]
+    for f in flows:
+        assert {"src", "dst", "requested", "admitted", "idt", "refused_by"} <= set(f)
+    assert flows[0]["idt"] == pytest.approx(16 / 0.3)
+    assert flows[1]["idt"] == pytest.approx(16 / 0.7)
+    refused = flows[2]["refused_by"]
+    assert refused["criterion"] == "source_node" and refused["node"] == 0
+    assert "endpoint 0" in refused["message"]
+    # Node 2 receives 0.7: the best-effort flow into it gets the surplus 0.3.
+    assert flows[3]["requested"] is None and flows[3]["granted"] == pytest.approx(0.3)
+    assert flows[3]["idt"] == pytest.approx(16 / 0.3)
+    text = invoke(runner, "bandwidth", "kary-ntree:k=4,n=1", "--flow", "0:1:0.5")
+    assert text.exit_code == 0 and "IDT 32 cycles" in text.stdout, text.stdout
+
+
+def test_bandwidth_switch_port_refusal_names_the_port(runner):
+    # On a 2-ary 2-tree, 0 -> 2 and 1 -> 2 leave the first leaf by the same up port.
+    r = ok_json(runner, "bandwidth", "kary-ntree:k=2,n=2", "--flow", "0:2:0.6",
+                "--flow", "1:2:0.5", "--json")
+    why = r["flows"][1]["refused_by"]
+    assert why["criterion"] == "switch_port"
+    assert why["switch"] and isinstance(why["port"], int)
+
+
+def test_bandwidth_bad_input(runner):
+    topo = "kary-ntree:k=4,n=1"
+    assert_user_error(invoke(runner, "bandwidth", topo), "--flow")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1"), "SRC:DST:RATE")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "1:1:0.2"), "itself")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:9:0.2"), "endpoint 9")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1:1.5"), "peak")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--best-effort", "2:2"), "itself")

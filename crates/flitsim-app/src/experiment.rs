@@ -219,15 +219,21 @@ fn sc_fabric(
 
 /// The configured engine, or the default for the topology's shape.
 fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
-    cfg.routing.engine.clone().unwrap_or_else(|| {
-        match topo.shape() {
-            Shape::Torus { .. } => "dor",
-            Shape::KaryNTree { .. } => "dmodk",
-            Shape::Xgft { .. } => "ftree",
-            Shape::Irregular => "minhop",
-        }
-        .to_string()
-    })
+    cfg.routing
+        .engine
+        .clone()
+        .unwrap_or_else(|| engine_for_shape(topo).to_string())
+}
+
+/// The default routing engine of a topology's shape: `dor` on a torus, `dmodk` on a k-ary
+/// n-tree, `ftree` on an XGFT, `minhop` otherwise.
+pub fn engine_for_shape(topo: &Topology) -> &'static str {
+    match topo.shape() {
+        Shape::Torus { .. } => "dor",
+        Shape::KaryNTree { .. } => "dmodk",
+        Shape::Xgft { .. } => "ftree",
+        Shape::Irregular => "minhop",
+    }
 }
 
 /// Every flow's `path` is one the fabric offers (the engine checks it too; here the error
