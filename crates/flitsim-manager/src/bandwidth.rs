@@ -188,7 +188,9 @@ pub enum BandwidthError {
 /// How a flow's path is found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Via {
-    /// The routing tables for traffic `class`, path index `path` (LMC offset).
+    /// The routing tables for traffic `class`, path index `path` (LMC offset). The class
+    /// selects only the VLs (as in the engine, modulo the tables' classes); the path is the
+    /// forwarding tables'.
     Tables {
         /// Class (SL).
         class: u8,
@@ -578,12 +580,6 @@ impl<'a> BandwidthManager<'a> {
                     return Err(BandwidthError::NoPath(format!(
                         "path {path}: the fabric offers {} per destination",
                         fabric.num_paths()
-                    )));
-                }
-                if *class >= fabric.classes {
-                    return Err(BandwidthError::NoPath(format!(
-                        "class {class}: the tables have {} classes",
-                        fabric.classes
                     )));
                 }
                 fabric
