@@ -495,6 +495,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     flows = r.get("flows")
     if flows:
         item("flows", f"{len(flows)}")
+    bandwidth = r.get("bandwidth")
+    if bandwidth:
+        refused = [b for b in bandwidth if not b.get("admitted")]
+        item(
+            "bandwidth",
+            f"{len(bandwidth) - len(refused)} of {len(bandwidth)} managed flows admitted"
+            + "".join(
+                f"; flow {b.get('flow')} refused: {(b.get('refused_by') or {}).get('message')}"
+                for b in refused[:3]
+            ),
+        )
     cdg = r.get("cdg")
     if cdg:
         item("deadlock-free", _yes_no(cdg.get("deadlock_free")) + " (channel dependency graph)")

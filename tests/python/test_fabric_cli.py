@@ -413,3 +413,46 @@ def test_bandwidth_bad_input(runner):
     assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:9:0.2"), "endpoint 9")
     assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1:1.5"), "peak")
     assert_user_error(invoke(runner, "bandwidth", topo, "--best-effort", "2:2"), "itself")
+
+
+BANDWIDTH_EXPERIMENT = """
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 1
+
+[nic]
+rate_control = true
+dispatch_time = 16
+
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+
+[run]
+warmup = 500
+measure = 4000
+"""
+
+
+def _flow(src: int, dst: int, extra: str) -> str:
+    return f'\n[[traffic.flow]]\nsrc = {src}\ndst = {dst}\nrate = 0.95\nprocess = "cbr"\n{extra}\n'
+
+
+def test_run_reports_the_bandwidth_managers_verdicts(runner, tmp_path):
+    exp = tmp_path / "bw.toml"
+    exp.write_text(
+        BANDWIDTH_EXPERIMENT
+        + _flow(0, 1, "reserve = 0.6")
+        + _flow(1, 2, "reserve = 0.5")
+        + _flow(0, 3, "best_effort = true")
+    )
+    r = ok_json(runner, "run", exp, "--json")
+    b = r["bandwidth"]
+    assert [x["admitted"] for x in b] == [True, False, True]
+    assert b[1]["refused_by"]["criterion"] == "source_node" and b[1]["idt"] is None
+    assert b[2]["granted"] == pytest.approx(0.4)
+    assert b[0]["accepted_rate"] == pytest.approx(0.6, rel=0.03)
+    text = invoke(runner, "run", exp)
+    assert text.exit_code == 0
+    assert "2 of 3 managed flows admitted; flow 1 refused" in text.stdout, text.stdout
