@@ -136,8 +136,24 @@ impl fmt::Display for Refusal {
         write!(
             f,
             "{} at {}: {} reserved + {} requested exceeds {} flits/cycle",
-            self.criterion, self.at, self.reserved, self.requested, self.capacity
+            self.criterion,
+            self.at,
+            num(self.reserved),
+            num(self.requested),
+            num(self.capacity)
         )
+    }
+}
+
+/// `x` with at most 9 decimals, without trailing zeros (sums of rates print as 1, not
+/// 0.9999999999999999).
+fn num(x: f64) -> String {
+    let s = format!("{x:.9}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
     }
 }
 
@@ -163,8 +179,8 @@ pub enum BandwidthError {
     BadRate(f64),
     /// A rate above what the source can send.
     #[error(
-        "rate {rate} flits/cycle exceeds the peak {peak} of endpoint {endpoint} \
-         (min of B_max = MTU/T and the node's capacity)"
+        "rate {rate} flits/cycle exceeds the peak {} of endpoint {endpoint} \
+         (min of B_max = MTU/T and the node's capacity)", num(*peak)
     )]
     AbovePeak {
         /// The request.

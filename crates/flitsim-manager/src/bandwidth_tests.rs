@@ -124,6 +124,11 @@ fn refusals_name_the_criterion_and_the_place() {
     assert_eq!(r.criterion, Criterion::SourceNode);
     assert!(matches!(r.at, Place::Node { endpoint: 0, .. }));
     assert!(close(r.reserved, 1.0) && close(r.capacity, 1.0));
+    assert!(
+        r.to_string()
+            .ends_with(": 1 reserved + 0.1 requested exceeds 1 flits/cycle"),
+        "{r}"
+    );
     // End-node contention: what node 3 sends counts against what it may receive.
     let mut m = BandwidthManager::new(&topo, Some(&f), params()).unwrap();
     m.allocate(3, 1, 0.6).unwrap();
