@@ -20,6 +20,7 @@ __all__ = [
     "topo_convert",
     "route_json",
     "ebb_json",
+    "bandwidth_json",
     "cancel_request",
     "cancel_clear",
 ]
@@ -156,3 +157,18 @@ def ebb_json(
     """Effective bisection bandwidth as JSON (``ebb_mean``, ``ebb_min``, ``ebb_max``,
     ``patterns``, ``seed``, ``engine``, ``topology``, ``endpoints``, ``runtime_seconds``) of
     the routing by ``engine`` or of the OpenSM dumps in ``tables_dir`` (exactly one)."""
+
+def bandwidth_json(
+    spec_or_path: str,
+    flows: List[Tuple[int, int, float]],
+    best_effort: List[Tuple[int, int]] = ...,
+    engine: Optional[str] = None,
+    dispatch_time: float = 16.0,
+    mtu: float = 16.0,
+    node_capacity: Optional[float] = None,
+    max_vls: int = 8,
+) -> str:
+    """Bandwidth manager verdicts as JSON (``topology``, ``engine``, ``endpoints``,
+    ``dispatch_time``, ``mtu``, ``b_max``, ``flows``: ``src``, ``dst``, ``best_effort``,
+    ``requested``, ``admitted``, ``granted``, ``idt``, ``refused_by``) for the premium
+    ``flows`` ``(src, dst, flits/cycle)`` in order, then the ``best_effort`` ``(src, dst)``."""

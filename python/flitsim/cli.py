@@ -495,6 +495,17 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
     flows = r.get("flows")
     if flows:
         item("flows", f"{len(flows)}")
+    bandwidth = r.get("bandwidth")
+    if bandwidth:
+        refused = [b for b in bandwidth if not b.get("admitted")]
+        item(
+            "bandwidth",
+            f"{len(bandwidth) - len(refused)} of {len(bandwidth)} managed flows admitted"
+            + "".join(
+                f"; flow {b.get('flow')} refused: {(b.get('refused_by') or {}).get('message')}"
+                for b in refused[:3]
+            ),
+        )
     cdg = r.get("cdg")
     if cdg:
         item("deadlock-free", _yes_no(cdg.get("deadlock_free")) + " (channel dependency graph)")
@@ -553,11 +564,11 @@ def _gbps(value: Any) -> str:
     return "" if value is None else f" ({_fmt(value, 3)} Gb/s per endpoint)"
 
 
-from .cli_fabric import ebb, route, topo  # noqa: E402  (fabric commands: topo, route, ebb)
+from .cli_fabric import bandwidth, ebb, route, topo  # noqa: E402  (fabric commands)
 from .cli_qos import qos  # noqa: E402  (QoS tables)
 from .cli_trace import trace  # noqa: E402  (MPI traces)
 
-for _command in (topo, route, ebb, qos, trace):
+for _command in (topo, route, ebb, bandwidth, qos, trace):
     main.add_command(_command)
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Fabric commands of the ``flitsim`` command line: ``topo``, ``route`` and ``ebb``.
+"""Fabric commands of the ``flitsim`` command line: ``topo``, ``route``, ``ebb`` and
+``bandwidth``.
 
 A TOPO argument is a topology file (``.json``: flitsim's format; anything else: an
 ``ibnetdiscover`` dump or ``ibsim`` net file) or a generator spec such as ``torus:6x6``,
@@ -11,6 +12,8 @@ A TOPO argument is a topology file (``.json``: flitsim's format; anything else: 
   (``opensm-lfts.dump``, ``guid2lid``, ``opensm-sl2vl.dump``, ``path-sl.txt``), which an
   experiment loads with ``routing.tables = "DIR"``.
 * ``flitsim ebb`` computes the effective bisection bandwidth of a routing.
+* ``flitsim bandwidth TOPO --flow SRC:DST:RATE ... --best-effort SRC:DST ...`` runs the
+  bandwidth manager's admission control and prints each flow's verdict and IDT.
 
 Errors print ``error: <message>`` on stderr and exit with status 2, without a traceback
 (:mod:`flitsim._cli`).
@@ -425,3 +428,102 @@ def ebb(
         f"(min {r['ebb_min']:.4f}, max {r['ebb_max']:.4f}) over {r['patterns']} patterns, "
         f"seed {r['seed']}; {r['engine']} on {r['topology']} ({r['endpoints']} endpoints)"
     )
+
+
+# ----------------------------------------------------------------------------------- bandwidth
+
+
+def _endpoints(text: str, option: str, parts: int) -> Tuple[Any, ...]:
+    """``SRC:DST`` (parts 2) or ``SRC:DST:RATE`` (parts 3) of ``option``, or a user error."""
+    fields = text.split(":")
+    shape = "SRC:DST:RATE" if parts == 3 else "SRC:DST"
+    try:
+        if len(fields) != parts:
+            raise ValueError
+        src, dst = int(fields[0]), int(fields[1])
+        if src < 0 or dst < 0:
+            raise ValueError
+        if parts == 2:
+            return (src, dst)
+        return (src, dst, float(fields[2]))
+    except ValueError:
+        fail(f"{option} {text}: expected {shape} (endpoint indices, a rate in flits/cycle)")
+
+
+@click.command("bandwidth")
+@click.argument("topology", metavar="TOPO")
+@click.option(
+    "--flow", "flows", multiple=True, metavar="SRC:DST:RATE",
+    help="A premium flow reserving RATE flits/cycle (1.0: a whole link), in order.",
+)
+@click.option(
+    "--best-effort", "best_effort", multiple=True, metavar="SRC:DST",
+    help="A best-effort flow (shares the surplus on its path); after the premium flows.",
+)
+@click.option(
+    "--engine", "-e", default=None,
+    help=f"Route TOPO with this engine (default: the topology's): {engines_for_help()}.",
+)
+@click.option(
+    "--mtu", type=click.FloatRange(0, min_open=True), default=16.0, show_default=True,
+    help="Packet size, flits (B_max = MTU / T).",
+)
+@click.option(
+    "--dispatch-time", "dispatch_time", type=click.FloatRange(0, min_open=True), default=None,
+    help="T, the least cycles between two dispatches of a NIC (default: the MTU, so B_max is "
+    "one link).",
+)
+@click.option(
+    "--node-capacity", "node_capacity", type=click.FloatRange(0, min_open=True), default=None,
+    help="What a node may send and receive in total, flits/cycle (default: its link).",
+)
+@_max_vls_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def bandwidth(
+    topology: str,
+    flows: Tuple[str, ...],
+    best_effort: Tuple[str, ...],
+    engine: Optional[str],
+    mtu: float,
+    dispatch_time: Optional[float],
+    node_capacity: Optional[float],
+    max_vls: int,
+    as_json: bool,
+) -> None:
+    """Admission control of the bandwidth manager over a routing of TOPO.
+
+    Premium flows are admitted in order when the source node (flows from or to it), every
+    switch output port on the path and the destination node keep within capacity (Gulati
+    2001, §3.3.1); each gets IDT = T · B_max / RATE cycles. Best-effort flows share the
+    surplus equally at every node and port, and get the least share over their path.
+    """
+    if not flows and not best_effort:
+        fail("give at least one --flow SRC:DST:RATE or --best-effort SRC:DST")
+    premium = [_endpoints(f, "--flow", 3) for f in flows]
+    be = [_endpoints(f, "--best-effort", 2) for f in best_effort]
+    text = _core.bandwidth_json(
+        topology,
+        premium,
+        be,
+        engine,
+        mtu if dispatch_time is None else dispatch_time,
+        mtu,
+        node_capacity,
+        max_vls,
+    )
+    if as_json:
+        click.echo(text)
+        return
+    r = json.loads(text)
+    click.echo(
+        f"{r['topology']} ({r['endpoints']} endpoints, {r['engine']}); T = {r['dispatch_time']:g} "
+        f"cycles, MTU = {r['mtu']:g} flits, B_max = {r['b_max']:.4g} flits/cycle"
+    )
+    for f in r["flows"]:
+        what = "best effort" if f["best_effort"] else f"reserve {f['requested']:.4g}"
+        if f["admitted"]:
+            idt = "no share" if f["idt"] is None else f"IDT {f['idt']:.4g} cycles"
+            verdict = f"rate {f['granted']:.4g}, {idt}"
+        else:
+            verdict = f"refused: {f['refused_by']['message']}"
+        click.echo(f"  {f['src']:>4} -> {f['dst']:<4} {what:<16} {verdict}")

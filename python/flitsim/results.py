@@ -363,6 +363,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("cdg",),
     ("units",),
     ("trace",),
+    ("bandwidth",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

@@ -402,3 +402,91 @@ def test_route_lmc_out_lists_every_lid_and_reads_back(runner, tmp_path):
     bad = invoke(runner, "route", spec, "-e", "lash", "--lmc", "1")
     assert bad.exit_code != 0
     assert "lash does not support LMC > 0" in (bad.output + (bad.stderr or ""))
+
+
+# ------------------------------------------------------------------------------- bandwidth
+
+
+def test_bandwidth_admits_refuses_and_shares_the_surplus(runner):
+    r = ok_json(
+        runner, "bandwidth", "kary-ntree:k=4,n=1",
+        "--flow", "0:1:0.3", "--flow", "0:2:0.7", "--flow", "0:3:0.1",
+        "--best-effort", "3:2", "--json",
+    )
+    assert r["b_max"] == 1.0 and r["engine"] == "dmodk"
+    flows = r["flows"]
+    assert [f["admitted"] for f in flows] == [True, True, False, True]
+    for f in flows:
+        assert {"src", "dst", "requested", "admitted", "idt", "refused_by"} <= set(f)
+    assert flows[0]["idt"] == pytest.approx(16 / 0.3)
+    assert flows[1]["idt"] == pytest.approx(16 / 0.7)
+    refused = flows[2]["refused_by"]
+    assert refused["criterion"] == "source_node" and refused["node"] == 0
+    assert "endpoint 0" in refused["message"]
+    # Node 2 receives 0.7: the best-effort flow into it gets the surplus 0.3.
+    assert flows[3]["requested"] is None and flows[3]["granted"] == pytest.approx(0.3)
+    assert flows[3]["idt"] == pytest.approx(16 / 0.3)
+    text = invoke(runner, "bandwidth", "kary-ntree:k=4,n=1", "--flow", "0:1:0.5")
+    assert text.exit_code == 0 and "IDT 32 cycles" in text.stdout, text.stdout
+
+
+def test_bandwidth_switch_port_refusal_names_the_port(runner):
+    # On a 2-ary 2-tree, 0 -> 2 and 1 -> 2 leave the first leaf by the same up port.
+    r = ok_json(runner, "bandwidth", "kary-ntree:k=2,n=2", "--flow", "0:2:0.6",
+                "--flow", "1:2:0.5", "--json")
+    why = r["flows"][1]["refused_by"]
+    assert why["criterion"] == "switch_port"
+    assert why["switch"] and isinstance(why["port"], int)
+
+
+def test_bandwidth_bad_input(runner):
+    topo = "kary-ntree:k=4,n=1"
+    assert_user_error(invoke(runner, "bandwidth", topo), "--flow")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1"), "SRC:DST:RATE")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "1:1:0.2"), "itself")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:9:0.2"), "endpoint 9")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1:1.5"), "peak")
+    assert_user_error(invoke(runner, "bandwidth", topo, "--best-effort", "2:2"), "itself")
+
+
+BANDWIDTH_EXPERIMENT = """
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 1
+
+[nic]
+rate_control = true
+dispatch_time = 16
+
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+
+[run]
+warmup = 500
+measure = 4000
+"""
+
+
+def _flow(src: int, dst: int, extra: str) -> str:
+    return f'\n[[traffic.flow]]\nsrc = {src}\ndst = {dst}\nrate = 0.95\nprocess = "cbr"\n{extra}\n'
+
+
+def test_run_reports_the_bandwidth_managers_verdicts(runner, tmp_path):
+    exp = tmp_path / "bw.toml"
+    exp.write_text(
+        BANDWIDTH_EXPERIMENT
+        + _flow(0, 1, "reserve = 0.6")
+        + _flow(1, 2, "reserve = 0.5")
+        + _flow(0, 3, "best_effort = true")
+    )
+    r = ok_json(runner, "run", exp, "--json")
+    b = r["bandwidth"]
+    assert [x["admitted"] for x in b] == [True, False, True]
+    assert b[1]["refused_by"]["criterion"] == "source_node" and b[1]["idt"] is None
+    assert b[2]["granted"] == pytest.approx(0.4)
+    assert b[0]["accepted_rate"] == pytest.approx(0.6, rel=0.03)
+    text = invoke(runner, "run", exp)
+    assert text.exit_code == 0
+    assert "2 of 3 managed flows admitted; flow 1 refused" in text.stdout, text.stdout

@@ -5,6 +5,7 @@ use crate::config::{ExperimentConfig, TopologyConfig};
 use crate::ExperimentError;
 use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
 use flitsim_sim::config::ScQosConfig;
+use flitsim_sim::stats::BandwidthFlow;
 use flitsim_sim::{Network, RunResult};
 use flitsim_topology::{generators, Shape, Topology};
 use std::path::Path;
@@ -229,15 +230,21 @@ fn sc_fabric(
 
 /// The configured engine, or the default for the topology's shape.
 fn default_engine(cfg: &ExperimentConfig, topo: &Topology) -> String {
-    cfg.routing.engine.clone().unwrap_or_else(|| {
-        match topo.shape() {
-            Shape::Torus { .. } => "dor",
-            Shape::KaryNTree { .. } => "dmodk",
-            Shape::Xgft { .. } => "ftree",
-            Shape::Irregular => "minhop",
-        }
-        .to_string()
-    })
+    cfg.routing
+        .engine
+        .clone()
+        .unwrap_or_else(|| engine_for_shape(topo).to_string())
+}
+
+/// The default routing engine of a topology's shape: `dor` on a torus, `dmodk` on a k-ary
+/// n-tree, `ftree` on an XGFT, `minhop` otherwise.
+pub fn engine_for_shape(topo: &Topology) -> &'static str {
+    match topo.shape() {
+        Shape::Torus { .. } => "dor",
+        Shape::KaryNTree { .. } => "dmodk",
+        Shape::Xgft { .. } => "ftree",
+        Shape::Irregular => "minhop",
+    }
 }
 
 /// Every flow's `path` is one the fabric offers (the engine checks it too; here the error
@@ -262,6 +269,136 @@ fn check_flow_paths(
     Ok(())
 }
 
+/// With `nic.rate_control`, runs the bandwidth manager over the explicit flows that `reserve`
+/// or are `best_effort`, in file order (all premium flows first, so that a best-effort flow's
+/// share is the final one): admitted flows get their IDT, refused ones — and best-effort
+/// flows left without a share — are kept (flow ids stay the file's) but generate nothing
+/// (`stop = start`). Returns the engine's parameters and the verdicts (`None` when no flow is
+/// managed). A flow's B_max is its packet size (the class MTU, or its largest message if
+/// smaller) per T, so its IDT is that packet size over the rate it is given.
+fn manage_bandwidth(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    fabric: &FabricConfig,
+) -> Result<(flitsim_sim::SimParams, Option<Vec<BandwidthFlow>>), ExperimentError> {
+    use flitsim_manager::bandwidth::{BandwidthError, BandwidthManager, BandwidthParams, Via};
+    let mut params = cfg.params();
+    let flows = &cfg.traffic.flows;
+    if !cfg.nic.rate_control || !flows.iter().any(|f| f.reserve.is_some() || f.best_effort) {
+        return Ok((params, None));
+    }
+    let t = cfg.nic.dispatch_time as f64;
+    let specs = cfg.traffic.expand_flows(topo.num_endpoints(), cfg.seed);
+    let key = |i: usize| {
+        let f = &flows[i];
+        format!(
+            "traffic.flow[{i}].{}",
+            if f.best_effort {
+                "best_effort"
+            } else {
+                "reserve"
+            }
+        )
+    };
+    // Each managed flow's packet size (its B_max is that per T).
+    let mut mtu = vec![0.0; flows.len()];
+    for (i, f) in flows.iter().enumerate() {
+        if f.reserve.is_none() && !f.best_effort {
+            continue;
+        }
+        let s = &specs[i];
+        let class = &cfg.traffic.classes[s.class as usize];
+        let max = s.size.max_flits().unwrap_or(u32::MAX);
+        let m = class.mtu_flits.unwrap_or(max).min(max);
+        if m == u32::MAX {
+            return Err(cfg.error(
+                &key(i),
+                "the flow's packets have no upper bound (give the class an mtu_flits)",
+            ));
+        }
+        mtu[i] = m as f64;
+        if let Some(r) = f.reserve.filter(|&r| r > m as f64 / t * (1.0 + 1e-12)) {
+            return Err(cfg.error(
+                &key(i),
+                &format!(
+                    "{r} flits/cycle exceeds the flow's peak B_max = MTU/T = {m}/{t} = {} \
+                     flits/cycle",
+                    m as f64 / t
+                ),
+            ));
+        }
+    }
+    let b_mtu = mtu.iter().copied().fold(0.0, f64::max);
+    let mut m = BandwidthManager::new(
+        topo,
+        Some(fabric),
+        BandwidthParams {
+            dispatch_time: t,
+            mtu: b_mtu,
+            node_capacity: None,
+        },
+    )
+    .map_err(|e| cfg.error("nic.dispatch_time", &e.to_string()))?;
+    let mut out: Vec<BandwidthFlow> = Vec::new();
+    let mut ids: Vec<Option<u64>> = vec![None; flows.len()];
+    let order = (0..flows.len())
+        .filter(|&i| flows[i].reserve.is_some())
+        .chain((0..flows.len()).filter(|&i| flows[i].best_effort));
+    for i in order {
+        let (f, s) = (&flows[i], &specs[i]);
+        let via = match &s.route {
+            Some(r) => Via::Route(r.clone()),
+            None => Via::Tables {
+                class: s.class,
+                path: s.path as usize,
+            },
+        };
+        let mut v = BandwidthFlow {
+            flow: i as u32,
+            src: f.src,
+            dst: f.dst,
+            best_effort: f.best_effort,
+            requested: f.reserve,
+            admitted: false,
+            granted: 0.0,
+            idt: None,
+            refused_by: None,
+            accepted_rate: None,
+        };
+        let got = match f.reserve {
+            Some(r) => m.allocate_via(f.src, f.dst, r, &via).map(|a| a.id),
+            None => m.add_best_effort_via(f.src, f.dst, &via),
+        };
+        match got {
+            Ok(id) => {
+                v.admitted = true;
+                ids[i] = Some(id);
+            }
+            Err(BandwidthError::Refused(r)) => v.refused_by = Some((&r).into()),
+            Err(e) => return Err(cfg.error(&key(i), &e.to_string())),
+        }
+        out.push(v);
+    }
+    for v in &mut out {
+        let i = v.flow as usize;
+        let granted = ids[i].and_then(|id| m.flow(id)).map_or(0.0, |x| x.rate);
+        // B_max of this flow is mtu / T, so IDT = T · B_max / rate = mtu / rate (≥ T).
+        let b_max = mtu[i] / t;
+        let rate = granted.min(b_max);
+        v.granted = rate;
+        let pf = &mut params.traffic.flows[i];
+        if rate > flitsim_manager::bandwidth::EPS {
+            let idt = flitsim_manager::bandwidth::idt(t, b_max, rate).max(t);
+            v.idt = Some(idt);
+            pf.idt = Some(idt);
+        } else {
+            pf.stop = Some(pf.start);
+        }
+    }
+    out.sort_by_key(|v| v.flow);
+    Ok((params, Some(out)))
+}
+
 /// Runs a parsed experiment.
 pub fn run_experiment(
     cfg: &ExperimentConfig,
@@ -270,9 +407,20 @@ pub fn run_experiment(
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     check_flow_paths(cfg, &fabric)?;
-    let mut net = Network::build(&cfg.params(), &topo, fabric)?;
+    let (params, mut bandwidth) = manage_bandwidth(cfg, &topo, &fabric)?;
+    let mut net = Network::build(&params, &topo, fabric)?;
     let mut result = net.run()?;
     result.cdg = cdg;
+    if let Some(b) = &mut bandwidth {
+        for v in b.iter_mut() {
+            v.accepted_rate = result
+                .flows
+                .as_ref()
+                .and_then(|f| f.get(v.flow as usize))
+                .and_then(|f| f.accepted_rate);
+        }
+    }
+    result.bandwidth = bandwidth;
     if let Some(units) = &cfg.units {
         units.add_physical(&mut result);
     }

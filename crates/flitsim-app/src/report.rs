@@ -827,6 +827,120 @@ pub fn ebb_json(
     .expect("serialises"))
 }
 
+/// One flow of `flitsim bandwidth --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BandwidthVerdict {
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// True for a best-effort flow.
+    pub best_effort: bool,
+    /// The reservation asked for, flits/cycle (`null` for a best-effort flow).
+    pub requested: Option<f64>,
+    /// Admitted (a best-effort flow always is).
+    pub admitted: bool,
+    /// The rate given: the reservation, the best-effort share, 0 when refused.
+    pub granted: f64,
+    /// Its IDT, cycles (`null`: refused, or a best-effort flow with no share).
+    pub idt: Option<f64>,
+    /// Why it was refused.
+    pub refused_by: Option<flitsim_sim::stats::RefusedBy>,
+}
+
+/// `flitsim bandwidth`: runs the bandwidth manager ([`flitsim_manager::bandwidth`]) over the
+/// routing of `spec_or_path` by `engine` (default: the topology's default engine): the
+/// premium `flows` `(src, dst, flits/cycle)` in order, then the `best_effort` flows, with T =
+/// `dispatch_time` cycles and `mtu` flits (B_max = MTU / T) and node capacity `node_capacity`
+/// (default: the node's link). Bad input (a flow to itself, an unknown endpoint, a rate not
+/// positive or above the source's peak) is an error naming the flow; refusals are verdicts.
+#[allow(clippy::too_many_arguments)]
+pub fn bandwidth_json(
+    spec_or_path: &str,
+    engine: Option<&str>,
+    flows: &[(u32, u32, f64)],
+    best_effort: &[(u32, u32)],
+    dispatch_time: f64,
+    mtu: f64,
+    node_capacity: Option<f64>,
+    max_vls: u8,
+) -> Result<String, ReportError> {
+    use flitsim_manager::bandwidth::{BandwidthError, BandwidthManager, BandwidthParams};
+    let topo = load_topology(spec_or_path)?;
+    let engine = engine.unwrap_or_else(|| crate::experiment::engine_for_shape(&topo));
+    let fabric = fabric_for(&topo, Some(engine), None, max_vls)?;
+    let params = BandwidthParams {
+        dispatch_time,
+        mtu,
+        node_capacity,
+    };
+    let b_max = params.b_max();
+    let mut m = BandwidthManager::new(&topo, Some(&fabric), params)
+        .map_err(|e| ReportError::Invalid(e.to_string()))?;
+    let mut rows = Vec::new();
+    let mut ids = Vec::new();
+    for &(src, dst, rate) in flows {
+        let mut v = BandwidthVerdict {
+            src,
+            dst,
+            best_effort: false,
+            requested: Some(rate),
+            admitted: false,
+            granted: 0.0,
+            idt: None,
+            refused_by: None,
+        };
+        match m.allocate(src, dst, rate) {
+            Ok(a) => {
+                v.admitted = true;
+                ids.push(Some(a.id));
+            }
+            Err(BandwidthError::Refused(r)) => {
+                v.refused_by = Some((&r).into());
+                ids.push(None);
+            }
+            Err(e) => {
+                return Err(ReportError::Invalid(format!(
+                    "--flow {src}:{dst}:{rate}: {e}"
+                )))
+            }
+        }
+        rows.push(v);
+    }
+    for &(src, dst) in best_effort {
+        let id = m
+            .add_best_effort(src, dst)
+            .map_err(|e| ReportError::Invalid(format!("--best-effort {src}:{dst}: {e}")))?;
+        ids.push(Some(id));
+        rows.push(BandwidthVerdict {
+            src,
+            dst,
+            best_effort: true,
+            requested: None,
+            admitted: true,
+            granted: 0.0,
+            idt: None,
+            refused_by: None,
+        });
+    }
+    for (v, id) in rows.iter_mut().zip(&ids) {
+        if let Some(f) = id.and_then(|id| m.flow(id)) {
+            v.granted = f.rate;
+            v.idt = f.idt;
+        }
+    }
+    Ok(serde_json::json!({
+        "topology": topo.name(),
+        "engine": fabric.engine,
+        "endpoints": topo.num_endpoints(),
+        "dispatch_time": dispatch_time,
+        "mtu": mtu,
+        "b_max": b_max,
+        "flows": rows,
+    })
+    .to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -939,6 +1053,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(m.contains("not a switch"), "{m}");
+    }
+
+    #[test]
+    fn bandwidth_verdicts() {
+        let j = json(
+            &bandwidth_json(
+                "kary-ntree:k=4,n=1",
+                None,
+                &[(0, 1, 0.3), (0, 2, 0.7), (0, 3, 0.1)],
+                &[(1, 2)],
+                16.0,
+                16.0,
+                None,
+                1,
+            )
+            .unwrap(),
+        );
+        let f = j["flows"].as_array().unwrap();
+        assert_eq!(f[0]["admitted"], true);
+        assert!((f[0]["idt"].as_f64().unwrap() - 16.0 / 0.3).abs() < 1e-9);
+        assert_eq!(f[2]["admitted"], false);
+        assert_eq!(f[2]["refused_by"]["criterion"], "source_node");
+        assert_eq!(f[2]["refused_by"]["node"], 0);
+        // Node 1 receives 0.3; node 2 receives 0.7: the best-effort flow 1 → 2 gets 0.3.
+        assert!((f[3]["granted"].as_f64().unwrap() - 0.3).abs() < 1e-9);
+        let e = bandwidth_json(
+            "kary-ntree:k=4,n=1",
+            None,
+            &[(1, 1, 0.1)],
+            &[],
+            16.0,
+            16.0,
+            None,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("--flow 1:1:0.1") && e.to_string().contains("itself"),
+            "{e}"
+        );
     }
 
     #[test]

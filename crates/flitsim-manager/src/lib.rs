@@ -8,6 +8,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bandwidth;
 pub mod cdg;
 pub mod ebb;
 pub mod fabric;

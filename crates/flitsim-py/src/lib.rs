@@ -302,6 +302,37 @@ fn link_loads_json(
     })
 }
 
+/// Admission verdicts of the bandwidth manager (JSON): premium `flows` `(src, dst, rate)`
+/// then `best_effort` `(src, dst)` over the routing of `engine` (default: the topology's).
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, flows, best_effort = Vec::new(), engine = None, dispatch_time = 16.0, mtu = 16.0, node_capacity = None, max_vls = 8))]
+#[allow(clippy::too_many_arguments)]
+fn bandwidth_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    flows: Vec<(u32, u32, f64)>,
+    best_effort: Vec<(u32, u32)>,
+    engine: Option<&str>,
+    dispatch_time: f64,
+    mtu: f64,
+    node_capacity: Option<f64>,
+    max_vls: u64,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    interruptible(py, || {
+        report::bandwidth_json(
+            spec_or_path,
+            engine,
+            &flows,
+            &best_effort,
+            dispatch_time,
+            mtu,
+            node_capacity,
+            max_vls,
+        )
+    })
+}
+
 /// The version of the compiled flitsim core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -327,6 +358,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topo_convert, m)?)?;
     m.add_function(wrap_pyfunction!(route_json, m)?)?;
     m.add_function(wrap_pyfunction!(ebb_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bandwidth_json, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;
     Ok(())

@@ -136,6 +136,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("traffic.flow[].start", Time),
     ("traffic.flow[].stop", Time),
     ("traffic.flow[].idt", Time),
+    ("traffic.flow[].reserve", Rate),
     ("traffic.flow_set[].rate", Rate),
     ("traffic.flow_set[].size", Size),
     ("traffic.flow_set[].size.flits", Size),

@@ -59,6 +59,19 @@ pub struct FlowConfig {
     /// `[units]`; at least `nic.dispatch_time`, its default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idt: Option<f64>,
+    /// With `nic.rate_control`: the bandwidth to reserve for the flow, flits/cycle (a rate
+    /// with `[units]`). The bandwidth manager admits or refuses it and sets the flow's IDT
+    /// (see docs/model.md, "Bandwidth manager"); replaces `idt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve: Option<f64>,
+    /// With `nic.rate_control`: a best-effort flow, whose IDT the bandwidth manager sets from
+    /// the surplus on its path (default false); replaces `idt`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub best_effort: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// How a flow set chooses its (source, destination) pairs.

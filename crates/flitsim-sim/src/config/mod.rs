@@ -106,6 +106,36 @@ impl SimParams {
             ));
         }
         for (i, f) in self.traffic.flows.iter().enumerate() {
+            let key = format!("traffic.flow[{i}]");
+            let managed = if f.best_effort {
+                "best_effort"
+            } else {
+                "reserve"
+            };
+            if (f.reserve.is_some() || f.best_effort) && !self.nic.rate_control {
+                return Err(ParamError::new(
+                    format!("{key}.{managed}"),
+                    "needs nic.rate_control = true (the bandwidth manager sets IDTs)",
+                ));
+            }
+            if f.reserve.is_some() && f.best_effort {
+                return Err(ParamError::new(
+                    format!("{key}.reserve"),
+                    "give either `reserve` or `best_effort = true`, not both",
+                ));
+            }
+            if (f.reserve.is_some() || f.best_effort) && f.idt.is_some() {
+                return Err(ParamError::new(
+                    format!("{key}.idt"),
+                    format!("must not be given with `{managed}`: the bandwidth manager sets it"),
+                ));
+            }
+            if let Some(r) = f.reserve.filter(|r| !(r.is_finite() && *r > 0.0)) {
+                return Err(ParamError::new(
+                    format!("{key}.reserve"),
+                    format!("{r}: must be a positive rate (flits/cycle)"),
+                ));
+            }
             let Some(idt) = f.idt else { continue };
             if !self.nic.rate_control {
                 return Err(ParamError::new(

@@ -355,6 +355,7 @@ impl Collector {
             timeseries: self.timeseries(cfg, end.cycles),
             flows: self.flow_results(cfg, started.then_some(m)),
             trace: None,
+            bandwidth: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

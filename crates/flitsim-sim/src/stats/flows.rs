@@ -235,3 +235,72 @@ mod tests {
         assert_eq!(FlowLatency::default().summary(), LatencySummary::EMPTY);
     }
 }
+
+/// A flow the bandwidth manager handled (`reserve` or `best_effort` under
+/// `nic.rate_control`): its verdict, IDT and the rate it achieved.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct BandwidthFlow {
+    /// Flow id (its index among the explicit flows).
+    pub flow: u32,
+    /// Source endpoint.
+    pub src: u32,
+    /// Destination endpoint.
+    pub dst: u32,
+    /// True for a best-effort flow.
+    pub best_effort: bool,
+    /// The reservation asked for, flits/cycle (`null` for a best-effort flow).
+    pub requested: Option<f64>,
+    /// Admitted (a best-effort flow always is; it may still get no share).
+    pub admitted: bool,
+    /// The rate the manager gives the flow, flits/cycle: its reservation, its best-effort
+    /// share, 0 when refused.
+    pub granted: f64,
+    /// Its inter-packet dispatch time, cycles (`null`: refused, or no best-effort share; the
+    /// flow then sends nothing).
+    pub idt: Option<f64>,
+    /// Why it was refused (`null` when admitted).
+    pub refused_by: Option<RefusedBy>,
+    /// Its `accepted_rate` in the run, flits/cycle (`null` as `accepted_rate`).
+    pub accepted_rate: Option<f64>,
+}
+
+/// Which admission criterion refused a request, and where.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct RefusedBy {
+    /// `source_node`, `switch_port` or `destination_node` (Gulati §3.3.1's criteria 1–3).
+    pub criterion: String,
+    /// The endpoint, for a node criterion.
+    pub node: Option<u32>,
+    /// The switch's name, for the port criterion.
+    pub switch: Option<String>,
+    /// The output port, for the port criterion.
+    pub port: Option<u16>,
+    /// Reserved there before the request, flits/cycle.
+    pub reserved: f64,
+    /// Its capacity, flits/cycle.
+    pub capacity: f64,
+    /// The refusal in words.
+    pub message: String,
+}
+
+impl From<&flitsim_manager::bandwidth::Refusal> for RefusedBy {
+    fn from(r: &flitsim_manager::bandwidth::Refusal) -> Self {
+        use flitsim_manager::bandwidth::Place;
+        let (node, switch, port) = match &r.at {
+            Place::Node { endpoint, .. } => (Some(*endpoint), None, None),
+            Place::Port { switch, port } => (None, Some(switch.clone()), Some(*port)),
+        };
+        RefusedBy {
+            criterion: serde_json::to_value(r.criterion)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            node,
+            switch,
+            port,
+            reserved: r.reserved,
+            capacity: r.capacity,
+            message: r.to_string(),
+        }
+    }
+}

@@ -7,8 +7,8 @@ pub(crate) mod collector;
 mod flows;
 mod physical;
 
+pub use flows::{BandwidthFlow, FlowPhysical, FlowResult, FlowSeries, RefusedBy};
 pub(crate) use flows::{FlowCounters, FlowLatency};
-pub use flows::{FlowPhysical, FlowResult, FlowSeries};
 pub use physical::{ClassPhysical, LatencyNs, PhysicalResults, ResultUnits};
 
 const EXACT: u64 = 1024;
@@ -454,6 +454,10 @@ pub struct RunResult {
     /// The replayed trace, present only with `[traffic.trace]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceResult>,
+    /// The bandwidth manager's verdict on each managed flow, present only with
+    /// `nic.rate_control` and flows that `reserve` or are `best_effort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Vec<BandwidthFlow>>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }
