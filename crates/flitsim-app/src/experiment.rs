@@ -276,16 +276,25 @@ fn check_flow_paths(
 /// (`stop = start`). Returns the engine's parameters and the verdicts (`None` when no flow is
 /// managed). A flow's B_max is its packet size (the class MTU, or its largest message if
 /// smaller) per T, so its IDT is that packet size over the rate it is given.
+/// The engine's parameters with the managed flows' IDTs, the bandwidth report, and the IDT
+/// changes (cycle, flow, IDT) of a dynamic scenario.
+type Managed = (
+    flitsim_sim::SimParams,
+    Option<Vec<BandwidthFlow>>,
+    Vec<(u64, u32, f64)>,
+);
+
 fn manage_bandwidth(
     cfg: &ExperimentConfig,
     topo: &Topology,
     fabric: &FabricConfig,
-) -> Result<(flitsim_sim::SimParams, Option<Vec<BandwidthFlow>>), ExperimentError> {
+) -> Result<Managed, ExperimentError> {
     use flitsim_manager::bandwidth::{BandwidthError, BandwidthManager, BandwidthParams, Via};
+    use flitsim_sim::stats::IdtChange;
     let mut params = cfg.params();
     let flows = &cfg.traffic.flows;
     if !cfg.nic.rate_control || !flows.iter().any(|f| f.reserve.is_some() || f.best_effort) {
-        return Ok((params, None));
+        return Ok((params, None, Vec::new()));
     }
     let t = cfg.nic.dispatch_time as f64;
     let specs = cfg.traffic.expand_flows(topo.num_endpoints(), cfg.seed);
@@ -339,64 +348,113 @@ fn manage_bandwidth(
         },
     )
     .map_err(|e| cfg.error("nic.dispatch_time", &e.to_string()))?;
-    let mut out: Vec<BandwidthFlow> = Vec::new();
+    // Allocation changes happen when managed flows start (premium requests in file order,
+    // then best-effort flows) and stop (released first, so a flow starting in the same cycle
+    // finds the capacity). After each change every active flow's rate is recomputed; the
+    // flows that started get their IDT at once, the others after `update_delay`.
+    let delay = cfg.bandwidth_manager.as_ref().map_or(0, |b| b.update_delay);
+    let managed: Vec<usize> = (0..flows.len())
+        .filter(|&i| flows[i].reserve.is_some() || flows[i].best_effort)
+        .collect();
+    let mut times: Vec<u64> = managed
+        .iter()
+        .flat_map(|&i| std::iter::once(flows[i].start).chain(flows[i].stop))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let mut out: Vec<Option<BandwidthFlow>> = vec![None; flows.len()];
     let mut ids: Vec<Option<u64>> = vec![None; flows.len()];
-    let order = (0..flows.len())
-        .filter(|&i| flows[i].reserve.is_some())
-        .chain((0..flows.len()).filter(|&i| flows[i].best_effort));
-    for i in order {
-        let (f, s) = (&flows[i], &specs[i]);
-        let via = match &s.route {
-            Some(r) => Via::Route(r.clone()),
-            None => Via::Tables {
-                class: s.class,
-                path: s.path as usize,
-            },
-        };
-        let mut v = BandwidthFlow {
-            flow: i as u32,
-            src: f.src,
-            dst: f.dst,
-            best_effort: f.best_effort,
-            requested: f.reserve,
-            admitted: false,
-            granted: 0.0,
-            idt: None,
-            refused_by: None,
-            accepted_rate: None,
-        };
-        let got = match f.reserve {
-            Some(r) => m.allocate_via(f.src, f.dst, r, &via).map(|a| a.id),
-            None => m.add_best_effort_via(f.src, f.dst, &via),
-        };
-        match got {
-            Ok(id) => {
-                v.admitted = true;
-                ids[i] = Some(id);
+    let mut current: Vec<Option<f64>> = vec![None; flows.len()];
+    let mut schedule: Vec<(u64, u32, f64)> = Vec::new();
+    for &now in &times {
+        for &i in &managed {
+            if flows[i].stop == Some(now) {
+                if let Some(id) = ids[i].take() {
+                    m.release(id)
+                        .map_err(|e| cfg.error(&key(i), &e.to_string()))?;
+                }
             }
-            Err(BandwidthError::Refused(r)) => v.refused_by = Some((&r).into()),
-            Err(e) => return Err(cfg.error(&key(i), &e.to_string())),
         }
-        out.push(v);
-    }
-    for v in &mut out {
-        let i = v.flow as usize;
-        let granted = ids[i].and_then(|id| m.flow(id)).map_or(0.0, |x| x.rate);
-        // B_max of this flow is mtu / T, so IDT = T · B_max / rate = mtu / rate (≥ T).
-        let b_max = mtu[i] / t;
-        let rate = granted.min(b_max);
-        v.granted = rate;
-        let pf = &mut params.traffic.flows[i];
-        if rate > flitsim_manager::bandwidth::EPS {
-            let idt = flitsim_manager::bandwidth::idt(t, b_max, rate).max(t);
-            v.idt = Some(idt);
-            pf.idt = Some(idt);
-        } else {
-            pf.stop = Some(pf.start);
+        let starting = managed
+            .iter()
+            .copied()
+            .filter(|&i| flows[i].reserve.is_some())
+            .chain(managed.iter().copied().filter(|&i| flows[i].best_effort))
+            .filter(|&i| flows[i].start == now);
+        for i in starting {
+            let (f, s) = (&flows[i], &specs[i]);
+            let via = match &s.route {
+                Some(r) => Via::Route(r.clone()),
+                None => Via::Tables {
+                    class: s.class,
+                    path: s.path as usize,
+                },
+            };
+            let mut v = BandwidthFlow {
+                flow: i as u32,
+                src: f.src,
+                dst: f.dst,
+                best_effort: f.best_effort,
+                requested: f.reserve,
+                admitted: false,
+                granted: 0.0,
+                idt: None,
+                refused_by: None,
+                accepted_rate: None,
+                changes: Vec::new(),
+            };
+            let got = match f.reserve {
+                Some(r) => m.allocate_via(f.src, f.dst, r, &via).map(|a| a.id),
+                None => m.add_best_effort_via(f.src, f.dst, &via),
+            };
+            match got {
+                Ok(id) => {
+                    v.admitted = true;
+                    ids[i] = Some(id);
+                }
+                Err(BandwidthError::Refused(r)) => {
+                    v.refused_by = Some((&r).into());
+                    params.traffic.flows[i].stop = Some(f.start);
+                }
+                Err(e) => return Err(cfg.error(&key(i), &e.to_string())),
+            }
+            out[i] = Some(v);
+        }
+        for &i in &managed {
+            let Some(id) = ids[i] else { continue };
+            let granted = m.flow(id).map_or(0.0, |x| x.rate);
+            // B_max of this flow is mtu / T, so IDT = T · B_max / rate = mtu / rate (≥ T).
+            let b_max = mtu[i] / t;
+            let rate = granted.min(b_max);
+            let idt = (rate > flitsim_manager::bandwidth::EPS)
+                .then(|| flitsim_manager::bandwidth::idt(t, b_max, rate).max(t));
+            let v = out[i].as_mut().expect("an active flow has started");
+            if flows[i].start == now {
+                v.granted = rate;
+                v.idt = idt;
+                match idt {
+                    Some(x) => params.traffic.flows[i].idt = Some(x),
+                    // No share yet: the flow waits for one (or sends nothing).
+                    None if times.iter().any(|&x| x > now) => {
+                        params.traffic.flows[i].idt = Some(t);
+                        schedule.push((now, i as u32, f64::INFINITY));
+                    }
+                    None => params.traffic.flows[i].stop = Some(flows[i].start),
+                }
+            } else if idt != current[i] {
+                let at = now + delay;
+                schedule.push((at, i as u32, idt.unwrap_or(f64::INFINITY)));
+                v.changes.push(IdtChange {
+                    cycle: at,
+                    granted: rate,
+                    idt,
+                });
+            }
+            current[i] = idt;
         }
     }
-    out.sort_by_key(|v| v.flow);
-    Ok((params, Some(out)))
+    let out: Vec<BandwidthFlow> = out.into_iter().flatten().collect();
+    Ok((params, Some(out), schedule))
 }
 
 /// Runs a parsed experiment.
@@ -407,8 +465,11 @@ pub fn run_experiment(
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     check_flow_paths(cfg, &fabric)?;
-    let (params, mut bandwidth) = manage_bandwidth(cfg, &topo, &fabric)?;
+    let (params, mut bandwidth, idt_changes) = manage_bandwidth(cfg, &topo, &fabric)?;
     let mut net = Network::build(&params, &topo, fabric)?;
+    if !idt_changes.is_empty() {
+        net.schedule_idts(&idt_changes)?;
+    }
     let mut result = net.run()?;
     result.cdg = cdg;
     if let Some(b) = &mut bandwidth {

@@ -153,3 +153,88 @@ fn runs_without_managed_flows_have_no_bandwidth_section() {
     let json = serde_json::to_string(&r).unwrap();
     assert!(!json.contains("\"bandwidth\""));
 }
+
+/// Gulati §5.6, on one crossbar: a best-effort flow 0 → 1 at peak, then premium flows from
+/// the same node of 40 % (cycles 20 000–40 000) and 20 % (30 000–50 000) of B_max, each
+/// sending at its reservation, joining and leaving; the best-effort flow's share steps 1 → 0.6 → 0.4 → 0.8 → 1 (of which it uses
+/// what it offers, 0.95).
+#[test]
+fn a_best_effort_flow_steps_down_and_back_up_as_premium_flows_come_and_go() {
+    let text = r#"
+[topology]
+kind = "kary_ntree"
+k = 4
+n = 1
+
+[nic]
+rate_control = true
+dispatch_time = 16
+
+[bandwidth_manager]
+update_delay = 100
+
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+
+[[traffic.flow]]
+src = 0
+dst = 1
+rate = 0.95
+process = "cbr"
+best_effort = true
+stop = 60000
+
+[[traffic.flow]]
+src = 0
+dst = 2
+rate = 0.4
+process = "cbr"
+reserve = 0.4
+start = 20000
+stop = 40000
+
+[[traffic.flow]]
+src = 0
+dst = 3
+rate = 0.2
+process = "cbr"
+reserve = 0.2
+start = 30000
+stop = 50000
+
+[run]
+warmup = 0
+measure = 60000
+timeseries_bin = 1000
+"#;
+    let r = run(text, "dyn.toml", &[]);
+    let b = r.bandwidth.as_ref().unwrap();
+    // The best-effort flow's rate changes 4 times, each 100 cycles after the event.
+    let steps: Vec<(u64, f64)> = b[0].changes.iter().map(|c| (c.cycle, c.granted)).collect();
+    let want = [(20100, 0.6), (30100, 0.4), (40100, 0.8), (50100, 1.0)];
+    assert_eq!(steps.len(), 4, "{steps:?}");
+    for ((c, g), (wc, wg)) in steps.iter().zip(want) {
+        assert_eq!(*c, wc);
+        assert!((g - wg).abs() < 1e-9, "{steps:?}");
+    }
+    // The time series shows it: mean delivered rate of the best-effort flow per interval,
+    // leaving out the bins around each change. At first it gets what it offers (0.95); at
+    // the end its whole B_max, working off the backlog of the throttled intervals.
+    let s = &r.timeseries.as_ref().unwrap().flows[0].flits;
+    let mean = |a: usize, z: usize| s[a..z].iter().sum::<u64>() as f64 / ((z - a) * 1000) as f64;
+    for ((a, z), rate) in [
+        ((2, 19), 0.95),
+        ((22, 29), 0.6),
+        ((32, 39), 0.4),
+        ((42, 49), 0.8),
+        ((52, 59), 1.0),
+    ] {
+        let got = mean(a, z);
+        assert!((got - rate).abs() < 0.02, "bins {a}..{z}: {got} vs {rate}");
+    }
+    // The premium flows get their reservations while they run.
+    let p = &r.timeseries.as_ref().unwrap().flows[1].flits;
+    let got = p[22..39].iter().sum::<u64>() as f64 / 17_000.0;
+    assert!((got - 0.4).abs() < 0.02, "{got}");
+}

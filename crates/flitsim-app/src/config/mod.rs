@@ -67,6 +67,20 @@ pub struct ExperimentConfig {
     /// written with units (`"2KiB"`, `"100ns"`, `"8Gb/s"`) and results gain physical twins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub units: Option<UnitsConfig>,
+    /// The bandwidth manager of flows with `reserve` or `best_effort` (with
+    /// `nic.rate_control`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_manager: Option<BandwidthManagerConfig>,
+}
+
+/// `[bandwidth_manager]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BandwidthManagerConfig {
+    /// Cycles between an allocation change (a managed flow starting or stopping) and the
+    /// moment the other flows' NICs apply their new IDTs (a time with `[units]`; default 0).
+    #[serde(default)]
+    pub update_delay: u64,
 }
 
 fn default_seed() -> u64 {

@@ -38,9 +38,13 @@ pub struct RoutingConfig {
     /// `2^lmc` LIDs); a flow's `path` picks one. Engines that route several paths: `minhop`,
     /// `updn`, `ftree`, `dmodk`, `sssp`, `dfsssp` (distinct paths where the topology has them)
     /// and `dor` (the same path for every LID).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0, max = 7))]
     pub lmc: u8,
+}
+
+fn is_zero(x: &u8) -> bool {
+    *x == 0
 }
 
 fn default_vls() -> u8 {

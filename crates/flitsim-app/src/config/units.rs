@@ -154,6 +154,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("qos.dtable.gmtu", Size),
     ("qos.vlarb.high[][1]", Size),
     ("qos.vlarb.low[][1]", Size),
+    ("bandwidth_manager.update_delay", Time),
     ("run.warmup", Time),
     ("run.measure", Time),
     ("run.drain_max", Time),

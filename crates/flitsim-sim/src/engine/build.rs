@@ -450,6 +450,8 @@ impl Network {
             alloc: Default::default(),
             nics,
             flow_local,
+            idt_schedule: Vec::new(),
+            idt_next: 0,
             nic_buf,
             nic_sl2vl,
             mtu,

@@ -180,6 +180,9 @@ pub struct Network {
     messages: MessageSlab,
     /// With rate control, each flow's index among its source NIC's rate-controlled flows.
     flow_local: Vec<u32>,
+    /// IDT changes to apply, (cycle, flow, IDT) in time order, and the next one's index.
+    idt_schedule: Vec<(Cycle, u32, f64)>,
+    idt_next: usize,
     /// The trace being replayed, and the transfers it released that wait to be queued.
     replay: Option<Box<crate::replay::Replay>>,
     replay_pending: Vec<crate::replay::state::Injection>,
@@ -233,6 +236,28 @@ impl Network {
         let seq = self.scripted.len() as u64;
         self.scripted
             .push(Reverse((at, seq, src, dst, class, flits)));
+        Ok(())
+    }
+
+    /// Schedules new inter-packet dispatch times for rate-controlled flows: `(cycle, flow,
+    /// idt)`, applied at the start of that cycle (`f64::INFINITY`: the flow may not send).
+    /// Fails when the NICs have no rate control or a flow does not exist.
+    pub fn schedule_idts(&mut self, changes: &[(u64, u32, f64)]) -> Result<(), SimError> {
+        if !self.cfg.nic.rate_control {
+            return Err(SimError::Build(
+                "IDT changes need nic.rate_control = true".into(),
+            ));
+        }
+        for &(at, flow, idt) in changes {
+            if flow as usize >= self.flow_local.len() || idt.is_nan() || idt <= 0.0 {
+                return Err(SimError::Build(format!(
+                    "IDT change of flow {flow} to {idt} at cycle {at}: no such flow or not a \
+                     positive IDT"
+                )));
+            }
+            self.idt_schedule.push((at, flow, idt));
+        }
+        self.idt_schedule.sort_by_key(|&(at, _, _)| at);
         Ok(())
     }
 
@@ -354,11 +379,17 @@ impl Network {
                     Some(r) => next.min(r.next_time().unwrap_or(NEVER)),
                     None => next,
                 };
+                let next = next.min(self.idt_schedule.get(self.idt_next).map_or(NEVER, |c| c.0));
                 // A finished replay ends the run now, not at the next message of the other
-                // sources (runs without a trace keep stopping there, as they always have).
+                // sources; so does a run whose sources have all stopped (flows with `stop`).
+                // Other runs keep stopping at their sources' next message, as they always
+                // have.
                 let finished = self.measured_outstanding == 0
                     && self.scripted.is_empty()
-                    && self.replay.as_ref().is_some_and(|r| r.done());
+                    && match &self.replay {
+                        Some(r) => r.done(),
+                        None => self.gen_heap.is_empty(),
+                    };
                 let limit = if t + 1 < window.1 {
                     window.1
                 } else if finished {

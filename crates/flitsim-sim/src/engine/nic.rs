@@ -154,6 +154,17 @@ impl Network {
     /// application queues.
     #[inline(never)]
     pub(crate) fn generate(&mut self, t: Cycle, window: (Cycle, Cycle)) {
+        while let Some(&(at, flow, idt)) = self.idt_schedule.get(self.idt_next) {
+            if at > t {
+                break;
+            }
+            self.idt_next += 1;
+            let e = self.counters.flows[flow as usize].src as usize;
+            let i = self.flow_local[flow as usize] as usize;
+            if let Some(rc) = &mut self.nics[e].rate {
+                rc.set_idt(i, idt, t);
+            }
+        }
         if let Some(r) = &mut self.replay {
             r.due(t, &mut self.replay_pending);
             let c = self.cfg.traffic.trace_class();

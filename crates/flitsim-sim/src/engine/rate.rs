@@ -79,6 +79,18 @@ impl NicRate {
         self.next_free = now + self.dispatch_time;
     }
 
+    /// Flow `i` gets a new IDT at `now` (the bandwidth manager's update). Its NDT is pulled in
+    /// to at most one new IDT ahead, so a flow whose IDT was infinite (no share) restarts at
+    /// once and a faster flow does not wait out its old, longer gap.
+    pub fn set_idt(&mut self, i: usize, idt: f64, now: Cycle) {
+        let f = &mut self.flows[i];
+        f.idt = idt;
+        let cap = now as f64 + idt;
+        if f.ndt > cap {
+            f.ndt = cap;
+        }
+    }
+
     /// Messages queued on every flow.
     pub fn queued(&self) -> impl Iterator<Item = &Msg> {
         self.flows.iter().flat_map(|f| f.queue.iter())

@@ -262,6 +262,20 @@ pub struct BandwidthFlow {
     pub refused_by: Option<RefusedBy>,
     /// Its `accepted_rate` in the run, flits/cycle (`null` as `accepted_rate`).
     pub accepted_rate: Option<f64>,
+    /// Later changes of its rate, as other managed flows start and stop (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<IdtChange>,
+}
+
+/// A change of a managed flow's rate during a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct IdtChange {
+    /// The cycle the NIC applies it (the allocation change + `update_delay`).
+    pub cycle: u64,
+    /// The new rate, flits/cycle.
+    pub granted: f64,
+    /// The new IDT, cycles (`null`: no share; the flow sends nothing until the next change).
+    pub idt: Option<f64>,
 }
 
 /// Which admission criterion refused a request, and where.

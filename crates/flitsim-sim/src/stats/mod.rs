@@ -7,7 +7,7 @@ pub(crate) mod collector;
 mod flows;
 mod physical;
 
-pub use flows::{BandwidthFlow, FlowPhysical, FlowResult, FlowSeries, RefusedBy};
+pub use flows::{BandwidthFlow, FlowPhysical, FlowResult, FlowSeries, IdtChange, RefusedBy};
 pub(crate) use flows::{FlowCounters, FlowLatency};
 pub use physical::{ClassPhysical, LatencyNs, PhysicalResults, ResultUnits};
 
