@@ -25,7 +25,8 @@ fn main() {
     );
     for &n in &sizes {
         let (mut done, mut seed, mut skipped) = (0, 0u64, Vec::new());
-        let mut sums = [0f64; 4];
+        let mut sums = [0f64; 6];
+        let (mut kmin, mut kmax) = (usize::MAX, 0);
         let mut tmax = [0f64; 3];
         while done < per_size {
             let topo = match random(&RandomParams {
@@ -63,12 +64,17 @@ fn main() {
                 v8.weighted_percent(),
                 v4.weighted_percent()
             );
-            for (s, v) in
-                sums.iter_mut()
-                    .zip([full.tuples() as f64, k as f64, v8.percent(), v4.percent()])
-            {
+            for (s, v) in sums.iter_mut().zip([
+                full.tuples() as f64,
+                k as f64,
+                v8.percent(),
+                v4.percent(),
+                v8.weighted_percent(),
+                v4.weighted_percent(),
+            ]) {
                 *s += v;
             }
+            (kmin, kmax) = (kmin.min(k), kmax.max(k));
             for (m, t) in tmax.iter_mut().zip([t_full, t8, t4]) {
                 *m = m.max(t);
             }
@@ -77,13 +83,15 @@ fn main() {
         }
         let d = done as f64;
         println!(
-            "# {n} switches, {done} networks: mean tuples {:.0}, SLs for full VOQ {:.1}, \
-             VOQ with 8 SLs {:.1} %, with 4 SLs {:.1} %; slowest full/8/4: {:.3}/{:.3}/{:.3} s; \
-             skipped seeds {skipped:?}",
+            "# {n} switches, {done} networks: mean tuples {:.0}, SLs for full VOQ {:.1} \
+             ({kmin}–{kmax}), VOQ with 8 SLs {:.1} % of 4-tuples / {:.1} % of hops, with 4 SLs \
+             {:.1} % / {:.1} %; slowest full/8/4: {:.3}/{:.3}/{:.3} s; skipped seeds {skipped:?}",
             sums[0] / d,
             sums[1] / d,
             sums[2] / d,
+            sums[4] / d,
             sums[3] / d,
+            sums[5] / d,
             tmax[0],
             tmax[1],
             tmax[2]

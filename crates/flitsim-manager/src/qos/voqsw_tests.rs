@@ -264,3 +264,37 @@ proptest! {
         check_guarantee(&topo.unwrap(), sls, vls);
     }
 }
+
+/// With as many SLs as the single full run needs, does the one-by-one search of Figure 4
+/// reach full VOQ? Only if no intermediate `x` needs more SLs than `x` = all (greedy
+/// assignments are not monotone in `x`). Prints the largest intermediate count.
+#[test]
+fn the_full_count_and_the_one_by_one_search() {
+    let mut report = Vec::new();
+    for seed in 0..12 {
+        let Some(topo) = paper_network(size(), seed) else {
+            continue;
+        };
+        let f = updn(&topo);
+        let set = tuple_set(&topo, &f).unwrap();
+        let k_full = compute_sls(&set, set.len(), None).unwrap().sls_used;
+        let k_max = (1..=set.len())
+            .map(|x| compute_sls(&set, x, None).unwrap().sls_used)
+            .max()
+            .unwrap();
+        let reached = search_one_by_one(&set, k_full).x == set.len();
+        assert_eq!(reached, k_max <= k_full);
+        report.push((seed, k_full, k_max, reached));
+    }
+    println!("seed, SLs of the full run, max over x, one-by-one reaches full: {report:?}");
+    // On these networks no intermediate x needs more SLs than the full run.
+    assert!(report.iter().all(|r| r.3), "{report:?}");
+}
+
+/// Network size of [`the_full_count_and_the_one_by_one_search`]: 8, or `VOQSW_SWITCHES`.
+fn size() -> u32 {
+    std::env::var("VOQSW_SWITCHES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8)
+}
