@@ -255,7 +255,8 @@ def _shape(s: Dict[str, Any]) -> str:
     "--voqsw",
     is_flag=True,
     help="Replace the SL2VL tables and path SLs by VOQsw's (Gomez et al.), which emulate "
-    "virtual output queues with --sls SLs and --vls VLs; single-layer engines only.",
+    "virtual output queues with --sls SLs and --vls VLs, inside the engine's layers (each "
+    "engine VL split into --vls / engine VLs).",
 )
 @click.option(
     "--sls",

@@ -161,8 +161,11 @@ def test_route_voqsw(runner, tmp_path):
                       "go with --voqsw")
     assert_user_error(invoke(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw", "--sls", "x"),
                       "or 'full'")
-    assert_user_error(invoke(runner, "route", "torus:4x4", "-e", "dor", "--voqsw"),
-                      "single-layer")
+    assert_user_error(invoke(runner, "route", "torus:4x4", "-e", "dor", "--voqsw", "--vls", "1"),
+                      "give at least 2 VLs")
+    r = ok_json(runner, "route", "torus:4x4", "-e", "dor", "--voqsw", "--sls", "4", "--vls", "8",
+                "--json")
+    assert r["deadlock_free"] and r["routing_sls"] % 4 == 0
 
 
 def test_route_out_writes_nothing_on_error(runner, tmp_path):

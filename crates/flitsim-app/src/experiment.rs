@@ -170,22 +170,20 @@ pub fn build_fabric_at(
             let engine = default_engine(cfg, topo);
             match &cfg.qos.sc {
                 None => {
-                    let req = RoutingRequest {
-                        vls: cfg.routing.vls,
-                        classes: if assignment == VlAssignment::Engine {
-                            cfg.traffic.classes.len() as u8
-                        } else {
-                            1
-                        },
-                    };
                     let options = flitsim_manager::routing::EngineOptions {
                         lmc: cfg.routing.lmc,
                         ..Default::default()
                     };
-                    (
-                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?,
-                        engine,
-                    )
+                    let fabric = if assignment == VlAssignment::Engine {
+                        let req = RoutingRequest {
+                            vls: cfg.routing.vls,
+                            classes: cfg.traffic.classes.len() as u8,
+                        };
+                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?
+                    } else {
+                        fewest_vls(topo, &engine, cfg.routing.vls, &options)?
+                    };
+                    (fabric, engine)
                 }
                 Some(sc) => (sc_fabric(cfg, topo, &engine, sc)?, engine),
             }
@@ -217,6 +215,25 @@ pub fn build_fabric_at(
             )));
     }
     Ok((fabric, Some(report)))
+}
+
+/// One class routed with as few VLs as the engine accepts (1, 2, … up to `vls`), so that VOQsw
+/// and virtual networks split as few routing VLs as possible: engines spread spare VLs
+/// (DOR's datelines over all of them), which would leave nothing to split.
+fn fewest_vls(
+    topo: &Topology,
+    engine: &str,
+    vls: u8,
+    options: &flitsim_manager::routing::EngineOptions,
+) -> Result<FabricConfig, ExperimentError> {
+    let mut v = 1;
+    loop {
+        let req = RoutingRequest { vls: v, classes: 1 };
+        match flitsim_manager::routing::route_with(topo, engine, &req, options) {
+            Err(flitsim_manager::RoutingError::NotEnoughVls(_)) if v < vls => v += 1,
+            other => return Ok(other?),
+        }
+    }
 }
 
 /// `routing.vl_assignment`: the engine's SL→VL tables as they are, VOQsw's, or virtual

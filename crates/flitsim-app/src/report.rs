@@ -590,7 +590,8 @@ pub fn route_report(
 
 /// [`route_report`], then, with `voqsw`, the VOQsw methodology over the engine's forwarding
 /// tables ([`voqsw::analyse`], [`voqsw::Voqsw::tables`]); the report then describes (and the
-/// CDG check certifies) VOQsw's tables.
+/// CDG check certifies) VOQsw's tables. With `voqsw` the engine is routed with the fewest VLs
+/// it accepts, up to `max_vls`: VOQsw splits each of them into `vls / lanes` VLs.
 pub fn route_report_voqsw(
     topo: &Topology,
     engine: &str,
@@ -609,7 +610,21 @@ pub fn route_report_voqsw(
         classes,
     };
     let t0 = Instant::now();
-    let fabric = route_with(topo, engine, &req, options)?;
+    let fabric = match voqsw {
+        None => route_with(topo, engine, &req, options)?,
+        // With VOQsw, one class on the fewest VLs the engine accepts (up to `max_vls`):
+        // VOQsw splits each routing VL, and engines spread spare VLs.
+        Some(_) => {
+            let mut v = 1;
+            loop {
+                let req = RoutingRequest { vls: v, classes };
+                match route_with(topo, engine, &req, options) {
+                    Err(RoutingError::NotEnoughVls(_)) if v < max_vls => v += 1,
+                    other => break other?,
+                }
+            }
+        }
+    };
     let runtime = t0.elapsed().as_secs_f64();
     let (fabric, voqsw) = match voqsw {
         None => (fabric, None),
@@ -1325,17 +1340,17 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{bad}: {e}");
         }
-        let e = route_json(
-            "torus:4x4",
-            "dor",
-            2,
-            1,
-            None,
-            Some(r#"{"voqsw":{"sls":8}}"#),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("single-layer"), "{e}");
+        // DOR keeps its dateline VLs: 8 VLs give 4 per lane; 1 VL is too few.
+        let o = r#"{"voqsw":{"sls":4,"vls":8}}"#;
+        let r = json(&route_json("torus:4x4", "dor", 2, 1, None, Some(o)).unwrap());
+        assert_eq!(r["deadlock_free"], true);
+        // Wire SLs: 4 VOQsw SLs in each of DOR's path SLs.
+        assert_eq!(r["routing_sls"].as_u64().unwrap() % 4, 0);
+        let o = r#"{"voqsw":{"sls":8,"vls":1}}"#;
+        let e = route_json("torus:4x4", "dor", 2, 1, None, Some(o))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give at least 2 VLs"), "{e}");
     }
 
     #[test]

@@ -62,6 +62,8 @@ fn voqsw_tables_are_the_methodologys_and_deadlock_free() {
     assert!(cdg::verify(&topo, &fabric).unwrap().deadlock_free);
     // Same tables as the methodology run by hand over the engine's forwarding tables.
     let plain = assemble(&parse(NET, "v.toml", &[])).1;
+    // up*/down* routed with 8 VLs keeps one lane: VOQsw gets all 8 VLs.
+    assert_eq!(flitsim_manager::qos::voqsw::lanes(&plain), 1);
     let v = analyse(&topo, &plain, VoqswSls::Limit(4)).unwrap();
     assert_eq!(v.tables(&topo, &plain, 8).unwrap(), fabric);
     let r = run(
@@ -114,9 +116,32 @@ fn what_cannot_work_is_named() {
     let e = common::run_err(
         &torus,
         "t.toml",
-        &["routing.vl_assignment=\"voqsw\"", "routing.engine=\"dor\""],
+        &[
+            "routing.vl_assignment=\"voqsw\"",
+            "routing.engine=\"dor\"",
+            "routing.vls=1",
+        ],
     );
-    assert!(e.contains("single-layer"), "{e}");
+    assert!(e.contains("at least 2 VLs"), "{e}");
+    // With enough VLs, DOR keeps its dateline lanes and stays deadlock-free.
+    for a in ["voqsw", "vn"] {
+        let set = format!("routing.vl_assignment=\"{a}\"");
+        let cfg = parse(&torus, "t.toml", &[&set, "routing.engine=\"dor\""]);
+        let (topo, fabric) = assemble(&cfg);
+        assert!(cdg::verify(&topo, &fabric).unwrap().deadlock_free, "{a}");
+        // The engine is routed with the fewest VLs it accepts (DOR: 2), not `routing.vls`
+        // (DOR would spread its datelines over all 8, leaving nothing to split).
+        let req = flitsim_manager::RoutingRequest { vls: 2, classes: 1 };
+        let dor = flitsim_manager::route(&topo, "dor", &req).unwrap();
+        assert_eq!(flitsim_manager::qos::voqsw::lanes(&dor), 2);
+        let want = if a == "vn" {
+            flitsim_manager::qos::voqsw::virtual_networks(&topo, &dor, 8).unwrap()
+        } else {
+            let v = analyse(&topo, &dor, VoqswSls::Limit(8)).unwrap();
+            v.tables(&topo, &dor, 8).unwrap()
+        };
+        assert_eq!(fabric, want, "{a}");
+    }
     let e = err(&["routing.vl_assignment=\"vn\"", "routing.lmc=1"]);
     assert!(e.contains("single path"), "{e}");
 }

@@ -45,7 +45,8 @@ pub struct RoutingConfig {
     /// `voqsw` (the VOQsw methodology of Gómez et al. over the engine's forwarding tables,
     /// with `voqsw_sls` SLs on `vls` VLs, emulating virtual output queues) or `vn` (`vls`
     /// virtual networks: SL = VL = destination mod `vls` on every hop, the paper's baseline).
-    /// `voqsw` and `vn` need a single-layer engine (e.g. `updn`) and one traffic class.
+    /// Both keep the engine's layers (each engine VL split into `vls / lanes` VLs); they need
+    /// one traffic class and one path per destination.
     #[serde(default, skip_serializing_if = "VlAssignment::is_engine")]
     pub vl_assignment: VlAssignment,
     /// With `vl_assignment = "voqsw"`: the SLs VOQsw may use, 1 to 255 (default 8), or `"full"`

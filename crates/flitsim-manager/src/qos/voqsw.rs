@@ -19,7 +19,7 @@
 //! 2. weigh each 4-tuple by the number of paths through it (unused ones weigh 0 and are not
 //!    kept);
 //! 3. sort by weight, heaviest first; **ties are broken by the 4-tuple itself in increasing
-//!    order of `(switch, in, out, next_out)`**, so the result is deterministic;
+//!    order of `(switch, in, out, next_out, path_sl)`**, so the result is deterministic;
 //! 4. Figure 5 over the `x` heaviest 4-tuples, paths visited in the order `src`-major then
 //!    `dst` (`src · endpoints + dst`), each path taking the lowest SL that no considered
 //!    neighbour of one of its considered 4-tuples already carries; `x` grows from 1 one by
@@ -31,7 +31,7 @@
 //!    `(switch, in, out, n)` carries to the VL of port `n` at the next switch; every other SL
 //!    `sl` maps to `sl mod vls` (non-considered 4-tuples spread the SLs uniformly over the
 //!    VLs), as does every NIC. Output ports share VLs when there are fewer VLs than ports:
-//!    port `n` uses VL `n mod vls`.
+//!    port `n` uses VL `n mod vls`. (For a single-layer routing; layered ones below.)
 //!
 //! **How much VOQ**: [`Voqsw::percent`] counts considered 4-tuples among the used ones;
 //! [`Voqsw::weighted_percent`] counts path hops (the weights) instead. The paper's Table 1
@@ -42,11 +42,16 @@
 //! destination; so, with at least as many VLs as ports, packets that arrive over the same
 //! link on considered 4-tuples and leave the next switch by different ports never share a VL.
 //!
-//! **Deadlock freedom**: VOQsw changes VLs only, never paths. A single-layer routing (up*/down*,
-//! fat-tree, …) has an acyclic channel dependency graph on the physical links, which stays
-//! acyclic however its channels are split into VLs. Routings that need several VLs or path SLs
-//! for deadlock freedom (LASH, DFSSSP, DOR on a torus) are refused: VOQsw would have to work
-//! inside each layer, which this version does not do.
+//! **Deadlock freedom**: VOQsw changes VLs only, never paths, and works inside the routing's
+//! layers. A routing keeps its paths apart on [`lanes`] VLs (1 for up*/down*, fat-tree, …;
+//! the virtual layers of LASH and DFSSSP; DOR's dateline VLs); its channel dependency graph
+//! over (link, VL) is acyclic. VOQsw keeps the routing's path SL in the wire SL
+//! (`VOQsw SL × routing_sls + path SL`), tells 4-tuples of different path SLs apart (they use
+//! different table entries), and splits each routing VL `v` into `g = vls / lanes` VLs:
+//! `v · g + next_out mod g` for considered 4-tuples, `v · g + VOQsw SL mod g` otherwise. Every
+//! dependency of the new tables maps onto one of the routing's, so a cycle would map onto a
+//! cycle of the routing: none. The tests certify it with [`crate::cdg::verify`] for up*/down*,
+//! LASH, DFSSSP and DOR. Several traffic classes and LMC > 0 are refused.
 //!
 //! **Cost**: stage 1–3 are O(endpoints² × hops). One run of Figure 5 is O(paths × considered
 //! hops × neighbours × SLs/64); the search runs it once per `x` up to the first failure, i.e.
@@ -101,6 +106,8 @@ pub struct Tuple {
     pub out_port: PortNum,
     /// Output port at the next switch.
     pub next_out: PortNum,
+    /// The routing's path SL of the packets (its virtual layer; 0 for single-layer routings).
+    pub path_sl: u8,
 }
 
 /// Stages 1–3: the used 4-tuples sorted by weight and every path as the ranks of its 4-tuples.
@@ -115,7 +122,7 @@ pub struct TupleSet {
     /// CSR: the ranks of path `p`'s 4-tuples are `ranks[start[p]..start[p + 1]]`, ascending.
     start: Vec<usize>,
     ranks: Vec<u32>,
-    /// `group[r]`: index into `groups` of rank `r`'s `(switch, in, out)`.
+    /// `group[r]`: the neighbour group of rank `r`: its `(switch, in, out, path_sl)`.
     group: Vec<u32>,
     /// CSR of neighbour groups: members of group `g` are `members[gstart[g]..gstart[g + 1]]`.
     gstart: Vec<usize>,
@@ -157,14 +164,6 @@ type DstTree = (Vec<PortNum>, Vec<Option<(u32, PortNum)>>);
 /// Checks that VOQsw can work on `fabric`'s tables; the reason when it cannot.
 fn check_input(fabric: &FabricConfig) -> Result<(), RoutingError> {
     let refuse = |m: String| Err(RoutingError::InvalidTables(m));
-    if fabric.routing_sls > 1 || fabric.layers > 1 {
-        return refuse(format!(
-            "VOQsw needs a single-layer routing, but the {} tables use {} path SLs and {} virtual \
-             layers for deadlock freedom; VOQsw would have to work inside each layer, which it \
-             does not yet: use a single-layer engine such as updn or ftree",
-            fabric.engine, fabric.routing_sls, fabric.layers
-        ));
-    }
     if fabric.classes > 1 {
         return refuse(format!(
             "VOQsw uses every SL it is given for VOQ, so the tables cannot also carry {} traffic \
@@ -221,6 +220,11 @@ pub fn tuple_set(topo: &Topology, fabric: &FabricConfig) -> Result<TupleSet, Rou
         let (s0, p0) = topo.endpoint_switch(EndpointId(src as u32));
         for (dst, (out, next)) in per_dst.iter().enumerate() {
             if src != dst {
+                let e = if fabric.routing_sls > 1 {
+                    fabric.path_sl[src * n + dst]
+                } else {
+                    0
+                };
                 let (mut s, mut i) = (s0.0, p0);
                 let mut steps = 0;
                 while let Some((t, j)) = next[s as usize] {
@@ -229,6 +233,7 @@ pub fn tuple_set(topo: &Topology, fabric: &FabricConfig) -> Result<TupleSet, Rou
                         in_port: i,
                         out_port: out[s as usize],
                         next_out: out[t as usize],
+                        path_sl: e,
                     };
                     let id = *ids.entry(t_key).or_insert_with(|| {
                         tuples.push(t_key);
@@ -268,12 +273,12 @@ pub fn tuple_set(topo: &Topology, fabric: &FabricConfig) -> Result<TupleSet, Rou
     let tuples: Vec<Tuple> = order.iter().map(|&id| tuples[id as usize]).collect();
     let weights: Vec<u64> = order.iter().map(|&id| weights[id as usize]).collect();
     // Neighbour groups: (switch, in, out).
-    let mut gid: HashMap<(u32, PortNum, PortNum), u32> = HashMap::new();
+    let mut gid: HashMap<(u32, PortNum, PortNum, u8), u32> = HashMap::new();
     let mut group = Vec::with_capacity(tuples.len());
     let mut gmembers: Vec<Vec<u32>> = Vec::new();
     for (r, t) in tuples.iter().enumerate() {
         let g = *gid
-            .entry((t.switch, t.in_port, t.out_port))
+            .entry((t.switch, t.in_port, t.out_port, t.path_sl))
             .or_insert_with(|| {
                 gmembers.push(Vec::new());
                 (gmembers.len() - 1) as u32
@@ -493,11 +498,22 @@ impl Voqsw {
                 "VOQsw needs at least 1 VL".into(),
             ));
         }
-        let r = self.sls;
-        if r > MAX_TABLE_SLS {
+        let k = self.sls;
+        let r = fabric.routing_sls.max(1) as usize;
+        if k * r > MAX_TABLE_SLS {
             return Err(RoutingError::InvalidTables(format!(
-                "VOQsw needs {r} SLs here, but the tables hold at most {MAX_TABLE_SLS}: \
-                 give it {MAX_TABLE_SLS} SLs or fewer for partial VOQ"
+                "VOQsw needs {k} SLs here{}, {} wire SLs, but the tables hold at most \
+                 {MAX_TABLE_SLS}: give it {} SLs or fewer for partial VOQ",
+                if r > 1 {
+                    format!(
+                        " in each of the {r} path SLs of the {} routing",
+                        fabric.engine
+                    )
+                } else {
+                    String::new()
+                },
+                k * r,
+                MAX_TABLE_SLS / r
             )));
         }
         let n = topo.num_endpoints();
@@ -506,19 +522,46 @@ impl Voqsw {
                 "the VOQsw analysis is for another topology".into(),
             ));
         }
-        let vl_of_port = |p: PortNum| (p as usize % vls as usize) as u8;
-        let mut sl2vl = FabricConfig::build_sl2vl(topo, r, |_, _, _, sl| sl % vls);
+        let lanes = lanes(fabric);
+        let g = vls as usize / lanes;
+        if g == 0 {
+            return Err(RoutingError::NotEnoughVls(format!(
+                "the {} routing keeps its paths apart on {lanes} VLs for deadlock freedom and \
+                 VOQsw splits each of them: give at least {lanes} VLs (VOQsw then has \
+                 VLs / {lanes} per routing VL)",
+                fabric.engine
+            )));
+        }
+        // VL = the routing's VL (lane) × g + a VL among the lane's g: the next output port's
+        // for considered 4-tuples, the VOQsw SL's otherwise.
+        let sub = |v: u8, x: usize| (v as usize * g + x % g) as u8;
+        let wire = k * r;
+        let mut sl2vl = FabricConfig::build_sl2vl(topo, wire, |s, i, o, w| {
+            let (q, e) = (w as usize / r, w as usize % r);
+            sub(fabric.vl(s, i, o, flitsim_topology::Sl(e as u8)).0, q)
+        });
         let x = self.assignment.x as u32;
-        for (p, &sl) in self.assignment.sl.iter().enumerate() {
+        for (p, &q) in self.assignment.sl.iter().enumerate() {
             for &t in self.set.path(p).iter().take_while(|&&t| t < x) {
                 let tu = self.set.tuples[t as usize];
-                let ports = topo.num_ports(SwitchId(tu.switch)) as usize;
-                let i = (tu.in_port as usize * ports + tu.out_port as usize) * r + sl as usize;
-                sl2vl[tu.switch as usize][i] = vl_of_port(tu.next_out);
+                let s = SwitchId(tu.switch);
+                let ports = topo.num_ports(s) as usize;
+                let w = q as usize * r + tu.path_sl as usize;
+                let i = (tu.in_port as usize * ports + tu.out_port as usize) * wire + w;
+                let lane = fabric.vl(s, tu.in_port, tu.out_port, flitsim_topology::Sl(tu.path_sl));
+                sl2vl[tu.switch as usize][i] = sub(lane.0, tu.next_out as usize);
             }
         }
-        let path_sl = if r > 1 {
-            self.assignment.sl.iter().map(|&s| s as u8).collect()
+        let path_sl = if wire > 1 {
+            self.assignment
+                .sl
+                .iter()
+                .enumerate()
+                .map(|(p, &q)| {
+                    let e = if r > 1 { fabric.path_sl[p] as usize } else { 0 };
+                    (q as usize * r + e) as u8
+                })
+                .collect()
         } else {
             Vec::new()
         };
@@ -526,16 +569,31 @@ impl Voqsw {
             engine: fabric.engine.clone(),
             num_vls: vls,
             classes: 1,
-            routing_sls: r as u8,
+            routing_sls: wire as u8,
             layers: fabric.layers,
             lft: fabric.lft.clone(),
             path_sl,
             sl2vl,
-            nic_sl2vl: (0..r).map(|sl| (sl % vls as usize) as u8).collect(),
+            nic_sl2vl: (0..wire)
+                .map(|w| sub(fabric.nic_sl2vl[w % r], w / r))
+                .collect(),
             ports: FabricConfig::port_counts(topo),
             alt_paths: Vec::new(),
         })
     }
+}
+
+/// VLs the routing's tables name (1 + the highest VL of its SL→VL tables): the lanes VOQsw
+/// must keep apart for deadlock freedom.
+pub fn lanes(fabric: &FabricConfig) -> usize {
+    1 + fabric
+        .sl2vl
+        .iter()
+        .flatten()
+        .chain(fabric.nic_sl2vl.iter())
+        .copied()
+        .max()
+        .unwrap_or(0) as usize
 }
 
 /// The `voqsw` section of the route report.
@@ -598,7 +656,9 @@ pub fn analyse(
 
 /// The virtual-network baseline of §4.2: `n` SLs on `n` VLs, a packet keeps the VL of its SL
 /// on every hop, and destination `d` is reached with SL `d mod n`, which spreads the
-/// destinations evenly over the networks.
+/// destinations evenly over the networks. A routing that keeps paths apart on several VLs
+/// (its [`lanes`]) keeps them: each lane gets `n / lanes` networks, destination `d` uses
+/// network `d mod (n / lanes)` of its lane on every hop.
 pub fn virtual_networks(
     topo: &Topology,
     fabric: &FabricConfig,
@@ -606,27 +666,51 @@ pub fn virtual_networks(
 ) -> Result<FabricConfig, RoutingError> {
     check_input(fabric)?;
     fabric.check_shape(topo)?;
-    if n == 0 {
-        return Err(RoutingError::NotEnoughVls(
-            "virtual networks need at least 1 VL".into(),
-        ));
+    let lanes = lanes(fabric);
+    let g = n as usize / lanes;
+    if g == 0 {
+        return Err(RoutingError::NotEnoughVls(format!(
+            "the {} routing keeps its paths apart on {lanes} VLs for deadlock freedom: virtual \
+             networks need at least {lanes} VLs",
+            fabric.engine
+        )));
+    }
+    let r = fabric.routing_sls.max(1) as usize;
+    let wire = g * r;
+    if wire > MAX_TABLE_SLS {
+        return Err(RoutingError::InvalidTables(format!(
+            "{g} virtual networks in each of {r} path SLs need {wire} SLs; the tables hold at \
+             most {MAX_TABLE_SLS}"
+        )));
     }
     let e = topo.num_endpoints();
-    let path_sl = if n > 1 {
-        (0..e * e).map(|i| ((i % e) % n as usize) as u8).collect()
+    let path_sl = if wire > 1 {
+        (0..e * e)
+            .map(|p| {
+                let layer = if r > 1 { fabric.path_sl[p] as usize } else { 0 };
+                ((p % e) % g * r + layer) as u8
+            })
+            .collect()
     } else {
         Vec::new()
     };
+    let sub = |v: u8, w: usize| (v as usize * g + w / r) as u8;
     Ok(FabricConfig {
         engine: fabric.engine.clone(),
         num_vls: n,
         classes: 1,
-        routing_sls: n,
+        routing_sls: wire as u8,
         layers: fabric.layers,
         lft: fabric.lft.clone(),
         path_sl,
-        sl2vl: FabricConfig::build_sl2vl(topo, n as usize, |_, _, _, sl| sl),
-        nic_sl2vl: (0..n).collect(),
+        sl2vl: FabricConfig::build_sl2vl(topo, wire, |s, i, o, w| {
+            let e = w as usize % r;
+            sub(
+                fabric.vl(s, i, o, flitsim_topology::Sl(e as u8)).0,
+                w as usize,
+            )
+        }),
+        nic_sl2vl: (0..wire).map(|w| sub(fabric.nic_sl2vl[w % r], w)).collect(),
         ports: FabricConfig::port_counts(topo),
         alt_paths: Vec::new(),
     })

@@ -97,6 +97,7 @@ fn hand_made_line_full_voq() {
         in_port,
         out_port,
         next_out,
+        path_sl: 0,
     };
     // Stage 3: the eight 4-tuples of weight 2 first, in increasing order.
     assert_eq!(
@@ -144,13 +145,7 @@ fn hand_made_line_full_voq() {
 }
 
 #[test]
-fn single_layer_only_and_errors_say_what_works() {
-    let torus = generators::torus(&[4, 4], 1, 1, 1).unwrap();
-    let dor = route(&torus, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
-    let e = analyse(&torus, &dor, VoqswSls::Limit(8))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("single-layer") && e.contains("updn"), "{e}");
+fn errors_say_what_works() {
     let topo = line();
     let two = route(&topo, "updn", &RoutingRequest { vls: 2, classes: 2 }).unwrap();
     let e = analyse(&topo, &two, VoqswSls::Limit(8))
@@ -161,6 +156,76 @@ fn single_layer_only_and_errors_say_what_works() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("at least 1 SL"), "{e}");
+    let torus = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+    let dor = route(&torus, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+    let v = analyse(&torus, &dor, VoqswSls::Limit(8)).unwrap();
+    let e = v.tables(&torus, &dor, 1).unwrap_err().to_string();
+    assert!(e.contains("give at least 2 VLs"), "{e}");
+}
+
+/// Layered and dateline routings keep their layers: each path keeps the routing's path SL
+/// (wire SL = VOQsw SL × routing SLs + path SL), 4-tuples are told apart by path SL, and
+/// each routing VL is split into `vls / lanes` VLs by next output port. Every packet on a
+/// considered 4-tuple gets `lane · g + next_out mod g`; the CDG stays acyclic.
+#[test]
+fn layered_routings_keep_their_layers() {
+    let torus = generators::torus(&[4, 4], 2, 1, 1).unwrap();
+    let random = paper_network(16, 3).unwrap();
+    for (topo, engine, engine_vls, vls) in [
+        (&torus, "dor", 2, 8),
+        (&torus, "lash", 4, 8),
+        (&torus, "dfsssp", 4, 8),
+        (&random, "lash", 4, 8),
+    ] {
+        let f = route(
+            topo,
+            engine,
+            &RoutingRequest {
+                vls: engine_vls,
+                classes: 1,
+            },
+        )
+        .unwrap();
+        assert!(cdg::verify(topo, &f).unwrap().deadlock_free);
+        let lanes = lanes(&f);
+        if std::ptr::eq(topo, &torus) {
+            assert!(lanes > 1 && f.routing_sls > 1, "{engine}: {lanes} lanes");
+        }
+        let v = analyse(topo, &f, VoqswSls::Limit(4)).unwrap();
+        let g = v.tables(topo, &f, vls).unwrap();
+        g.check_shape(topo).unwrap();
+        assert!(cdg::verify(topo, &g).unwrap().deadlock_free, "{engine}");
+        let sub = vls as usize / lanes;
+        let x = v.considered() as u32;
+        let n = topo.num_endpoints();
+        let mut checked = 0;
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| d != src) {
+                let (a, b) = (EndpointId(src as u32), EndpointId(dst as u32));
+                let old = f.trace(topo, a, b, 0).unwrap();
+                let new = g.trace(topo, a, b, 0).unwrap();
+                let e = f.path_sl.get(src * n + dst).copied().unwrap_or(0);
+                for (h, w) in new.windows(2).enumerate() {
+                    let tu = Tuple {
+                        switch: w[0].switch.0,
+                        in_port: w[0].in_port,
+                        out_port: w[0].out_port,
+                        next_out: w[1].out_port,
+                        path_sl: e,
+                    };
+                    let r = v.set.tuples.iter().position(|t| *t == tu).unwrap() as u32;
+                    // The lane is kept on every hop.
+                    assert_eq!(w[0].vl as usize / sub, old[h].vl as usize, "{engine}");
+                    if r < x {
+                        let want = old[h].vl as usize * sub + tu.next_out as usize % sub;
+                        assert_eq!(w[0].vl as usize, want, "{engine} {tu:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 0, "{engine}");
+    }
 }
 
 #[test]
@@ -177,6 +242,20 @@ fn virtual_networks_keep_the_vl_of_the_destination() {
         }
     }
     assert!(cdg::verify(&topo, &g).unwrap().deadlock_free);
+    // DOR's two dateline VLs: 8 VLs give 4 networks per lane, the lane kept on every hop.
+    let torus = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+    let dor = route(&torus, "dor", &RoutingRequest { vls: 2, classes: 1 }).unwrap();
+    let g = virtual_networks(&torus, &dor, 8).unwrap();
+    assert!(cdg::verify(&torus, &g).unwrap().deadlock_free);
+    for (s, d) in [(0u32, 5u32), (3, 14), (15, 2), (1, 11)] {
+        let (a, b) = (EndpointId(s), EndpointId(d));
+        let old = dor.trace(&torus, a, b, 0).unwrap();
+        for (h, hop) in g.trace(&torus, a, b, 0).unwrap().iter().enumerate() {
+            assert_eq!(hop.vl as u32, old[h].vl as u32 * 4 + d % 4);
+        }
+    }
+    let e = virtual_networks(&torus, &dor, 1).unwrap_err().to_string();
+    assert!(e.contains("at least 2 VLs"), "{e}");
 }
 
 /// A random network of the paper's kind (`ports` = 8, 4 hosts, 4 links per switch), or `None`
@@ -226,6 +305,7 @@ fn check_guarantee(topo: &Topology, sls: usize, vls: u8) {
                     in_port: w[0].in_port,
                     out_port: w[0].out_port,
                     next_out: w[1].out_port,
+                    path_sl: 0,
                 };
                 let r = v.set.tuples.iter().position(|t| *t == tu).unwrap() as u32;
                 if r < x {
