@@ -367,8 +367,11 @@ fn the_full_count_and_the_one_by_one_search() {
         report.push((seed, k_full, k_max, reached));
     }
     println!("seed, SLs of the full run, max over x, one-by-one reaches full: {report:?}");
-    // On these networks no intermediate x needs more SLs than the full run.
-    assert!(report.iter().all(|r| r.3), "{report:?}");
+    // Up to 32 switches no intermediate x needs more SLs than the full run on these seeds;
+    // at 64 switches some do (docs/validation/voqsw.md).
+    if size() <= 32 {
+        assert!(report.iter().all(|r| r.3), "{report:?}");
+    }
 }
 
 /// Network size of [`the_full_count_and_the_one_by_one_search`]: 8, or `VOQSW_SWITCHES`.
