@@ -352,7 +352,8 @@ pub struct Assignment {
 pub fn compute_sls(set: &TupleSet, x: usize, limit: Option<usize>) -> Option<Assignment> {
     let paths = set.paths();
     let x = x.min(set.len()) as u32;
-    let mut words = limit.map_or(1, |l| l.div_ceil(64)).max(1);
+    // One word to start with, widened as SLs are taken (a huge `limit` costs nothing).
+    let mut words = 1;
     let mut used = SlBits::new(x as usize, words);
     let mut forbidden = vec![0u64; words];
     let mut sl = vec![0u32; paths];
@@ -517,9 +518,15 @@ impl Voqsw {
             )));
         }
         let n = topo.num_endpoints();
-        if self.set.endpoints != n || self.assignment.sl.len() != n * n {
+        let foreign = self.set.tuples.iter().any(|t| {
+            t.switch as usize >= topo.num_switches()
+                || t.in_port.max(t.out_port) >= topo.num_ports(SwitchId(t.switch))
+                || t.path_sl as usize >= r
+        });
+        if self.set.endpoints != n || self.assignment.sl.len() != n * n || foreign {
             return Err(RoutingError::InvalidTables(
-                "the VOQsw analysis is for another topology".into(),
+                "the VOQsw analysis is for another topology or routing: analyse these tables"
+                    .into(),
             ));
         }
         let lanes = lanes(fabric);
