@@ -723,6 +723,10 @@ pub fn virtual_networks(
     })
 }
 
+#[path = "voqsw_incremental.rs"]
+mod incremental;
+pub use incremental::sls_by_x;
+
 #[cfg(test)]
 #[path = "voqsw_tests.rs"]
 mod tests;

@@ -381,3 +381,53 @@ fn size() -> u32 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(8)
 }
+
+/// The incremental search gives, for every `x`, the SL count of Figure 5 run from scratch.
+#[test]
+fn incremental_counts_equal_the_from_scratch_runs() {
+    let mut cases: Vec<(Topology, FabricConfig)> = vec![(line(), updn(&line()))];
+    for seed in 0..6 {
+        let t = paper_network(6 + (seed as u32 % 3), seed).unwrap();
+        let f = updn(&t);
+        cases.push((t, f));
+    }
+    let torus = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+    let lash = route(&torus, "lash", &RoutingRequest { vls: 4, classes: 1 }).unwrap();
+    cases.push((torus, lash));
+    for (topo, f) in &cases {
+        let set = tuple_set(topo, f).unwrap();
+        let fast = sls_by_x(&set, None);
+        let slow: Vec<usize> = (0..=set.len())
+            .map(|x| compute_sls(&set, x, None).unwrap().sls_used)
+            .collect();
+        assert_eq!(fast, slow, "{}", topo.name());
+        // The assignments themselves, for every x.
+        incremental::walk(&set, |x, sl, _| {
+            assert_eq!(
+                sl,
+                compute_sls(&set, x, None).unwrap().sl,
+                "{} x = {x}",
+                topo.name()
+            );
+            true
+        });
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #[test]
+    fn incremental_counts_equal_on_random_networks(switches in 5u32..11, seed in 0u64..10_000) {
+        let topo = paper_network(switches, seed).unwrap();
+        let set = tuple_set(&topo, &updn(&topo)).unwrap();
+        let mut bad = None;
+        incremental::walk(&set, |x, sl, used| {
+            let a = compute_sls(&set, x, None).unwrap();
+            if a.sl != sl || a.sls_used != used {
+                bad = Some(x);
+            }
+            bad.is_none()
+        });
+        prop_assert_eq!(bad, None);
+    }
+}
