@@ -251,6 +251,26 @@ def _shape(s: Dict[str, Any]) -> str:
     "distinct where the topology allows (minhop, updn, ftree, dmodk, sssp, dfsssp; dor gives "
     "every LID the same path; other engines refuse L > 0).",
 )
+@click.option(
+    "--voqsw",
+    is_flag=True,
+    help="Replace the SL2VL tables and path SLs by VOQsw's (Gomez et al.), which emulate "
+    "virtual output queues with --sls SLs and --vls VLs, inside the engine's layers (each "
+    "engine VL split into --vls / engine VLs).",
+)
+@click.option(
+    "--sls",
+    default=None,
+    metavar="N|full",
+    help="--voqsw: SLs VOQsw may use (1..255; at most 16 with --out), or 'full' for as many "
+    "as full VOQ needs (reported as sls_for_full). Default 8.",
+)
+@click.option(
+    "--vls",
+    type=click.IntRange(1, 255),
+    default=None,
+    help="--voqsw: VLs of the links (default: --max-vls).",
+)
 def route(
     topology: str,
     engine: str,
@@ -266,6 +286,9 @@ def route(
     max_layers: Optional[int],
     roots: Tuple[str, ...],
     lmc: int,
+    voqsw: bool,
+    sls: Optional[str],
+    vls: Optional[int],
 ) -> None:
     """Route TOPO with an engine, check deadlock freedom and report path lengths.
 
@@ -280,6 +303,8 @@ def route(
       flitsim route random:switches=64,ports=16,endpoints=4,links=160,seed=1 \\
           --engine dfsssp --out tables/
       flitsim route kary-ntree:k=4,n=3 --engine ftree --lmc 2 --out tables/
+      flitsim route random:switches=16,ports=8,endpoints=4,links=32,seed=3 \\
+          --engine updn --voqsw --sls 8 --vls 8 --out tables/
     """
     options: Dict[str, Any] = {"online": online}
     if heuristic is not None:
@@ -294,6 +319,10 @@ def route(
         options["roots"] = list(roots)
     if lmc:
         options["lmc"] = lmc
+    if voqsw:
+        options["voqsw"] = {"sls": _voqsw_sls(sls), "vls": vls if vls is not None else max_vls}
+    elif sls is not None or vls is not None:
+        raise click.UsageError("--sls and --vls go with --voqsw")
     text = _core.route_json(
         topology,
         engine,
@@ -307,6 +336,23 @@ def route(
         click.echo(text)
         return
     click.echo(format_route(json.loads(text)))
+
+
+def _voqsw_sls(sls: Optional[str]) -> Any:
+    """--sls as the options JSON wants it: a number or "full"."""
+    if sls is None:
+        return 8
+    if sls.strip().lower() == "full":
+        return "full"
+    try:
+        n = int(sls)
+    except ValueError:
+        raise click.BadParameter(
+            f"{sls!r}: give a number of SLs or 'full'", param_hint="--sls"
+        ) from None
+    if not 1 <= n <= 255:
+        raise click.BadParameter(f"{n}: give 1 to 255 SLs, or 'full'", param_hint="--sls")
+    return n
 
 
 def format_route(r: Dict[str, Any]) -> str:
@@ -337,6 +383,15 @@ def format_route(r: Dict[str, Any]) -> str:
             f"{100 * div.get('disjoint_share', 0):.1f}% of pairs link-disjoint, "
             f"{100 * div.get('distinct_share', 0):.1f}% all distinct, "
             f"{div.get('mean_distinct_paths', 0):.2f} distinct on average"
+        )
+    v = r.get("voqsw")
+    if v:
+        full = f", {v.get('sls_for_full')} for full VOQ" if v.get("sls_for_full") else ""
+        lines.append(
+            f"VOQsw           {v.get('considered')} of {v.get('tuples')} 4-tuples "
+            f"({v.get('percent', 0):.1f}%, {v.get('weighted_percent', 0):.1f}% of path hops), "
+            f"{v.get('sls_used')} SL(s) on {v.get('vls')} VL(s){full}"
+            + (" - full VOQ" if v.get("full") else "")
         )
     cycle = r.get("cycle")
     if cycle:

@@ -134,6 +134,40 @@ def test_route_out_writes_the_four_dumps(runner, tmp_path):
     assert "wrote" in text and "opensm-lfts.dump" in text
 
 
+VOQSW_NET = "random:switches=8,ports=8,endpoints=4,links=16,seed=2"
+
+
+def test_route_voqsw(runner, tmp_path):
+    r = ok_json(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw", "--sls", "4", "--vls", "8",
+                "--json")
+    v = r["voqsw"]
+    assert {"tuples", "considered", "percent", "sls_used", "full"} <= set(v)
+    assert 0 < v["considered"] <= v["tuples"] and v["sls_used"] <= 4 and not v["full"]
+    assert "sls_for_full" not in v
+    assert r["routing_sls"] == 4 and r["deadlock_free"]
+    full = ok_json(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw", "--sls", "full",
+                   "--json")["voqsw"]
+    assert full["full"] and full["percent"] == 100.0 and full["sls_for_full"] == full["sls_used"]
+    out = tmp_path / "tables"
+    r = ok_json(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw", "--sls", "8", "--vls", "8",
+                "--out", out, "--json")
+    assert sorted(p.name for p in out.iterdir()) == sorted(DUMPS)
+    path_sl = (out / "path-sl.txt").read_text().splitlines()
+    assert len(path_sl) == 32 * 32
+    assert {int(line.split()[2]) for line in path_sl} <= set(range(8))
+    text = invoke(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw").stdout
+    assert "VOQsw" in text and "4-tuples" in text
+    assert_user_error(invoke(runner, "route", VOQSW_NET, "-e", "updn", "--sls", "4"),
+                      "go with --voqsw")
+    assert_user_error(invoke(runner, "route", VOQSW_NET, "-e", "updn", "--voqsw", "--sls", "x"),
+                      "or 'full'")
+    assert_user_error(invoke(runner, "route", "torus:4x4", "-e", "dor", "--voqsw", "--vls", "1"),
+                      "give at least 2 VLs")
+    r = ok_json(runner, "route", "torus:4x4", "-e", "dor", "--voqsw", "--sls", "4", "--vls", "8",
+                "--json")
+    assert r["deadlock_free"] and r["routing_sls"] % 4 == 0
+
+
 def test_route_out_writes_nothing_on_error(runner, tmp_path):
     out = tmp_path / "tables"
     # 9 classes x 2 routing SLs do not fit InfiniBand's 16 SLs.

@@ -1,7 +1,7 @@
 //! Putting an experiment together: from its configuration to a topology, the fabric's tables
 //! (a routing engine, SC tables, or OpenSM dumps loaded from a directory) and a built
 //! [`Network`], and running it.
-use crate::config::{ExperimentConfig, TopologyConfig};
+use crate::config::{ExperimentConfig, TopologyConfig, VlAssignment, VoqswSlsKey};
 use crate::ExperimentError;
 use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
 use flitsim_sim::config::ScQosConfig;
@@ -139,6 +139,26 @@ pub fn build_fabric_at(
     topo: &Topology,
     base_dir: Option<&Path>,
 ) -> Result<(FabricConfig, Option<CdgReport>), ExperimentError> {
+    let assignment = cfg.routing.vl_assignment;
+    if assignment != VlAssignment::Engine {
+        let key = match assignment {
+            VlAssignment::Voqsw => "voqsw",
+            _ => "vn",
+        };
+        if cfg.qos.sc.is_some() {
+            return Err(ExperimentError::Assembly(format!(
+                "routing.vl_assignment = \"{key}\" fills the SL→VL tables itself and cannot be \
+                 combined with qos.sc; drop one of them"
+            )));
+        }
+        if cfg.traffic.classes.len() > 1 {
+            return Err(ExperimentError::Assembly(format!(
+                "routing.vl_assignment = \"{key}\" uses every SL for its own VL scheme, but the \
+                 traffic has {} classes: use one class, or vl_assignment = \"engine\"",
+                cfg.traffic.classes.len()
+            )));
+        }
+    }
     let (fabric, engine) = match &cfg.routing.tables {
         Some(_) if cfg.qos.sc.is_some() => {
             return Err(ExperimentError::Assembly(
@@ -150,23 +170,26 @@ pub fn build_fabric_at(
             let engine = default_engine(cfg, topo);
             match &cfg.qos.sc {
                 None => {
-                    let req = RoutingRequest {
-                        vls: cfg.routing.vls,
-                        classes: cfg.traffic.classes.len() as u8,
-                    };
                     let options = flitsim_manager::routing::EngineOptions {
                         lmc: cfg.routing.lmc,
                         ..Default::default()
                     };
-                    (
-                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?,
-                        engine,
-                    )
+                    let fabric = if assignment == VlAssignment::Engine {
+                        let req = RoutingRequest {
+                            vls: cfg.routing.vls,
+                            classes: cfg.traffic.classes.len() as u8,
+                        };
+                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?
+                    } else {
+                        fewest_vls(topo, &engine, cfg.routing.vls, &options)?
+                    };
+                    (fabric, engine)
                 }
                 Some(sc) => (sc_fabric(cfg, topo, &engine, sc)?, engine),
             }
         }
     };
+    let fabric = assign_vls(cfg, topo, fabric)?;
     if !(cfg.routing.verify || cfg.routing.require_deadlock_free) {
         return Ok((fabric, None));
     }
@@ -192,6 +215,52 @@ pub fn build_fabric_at(
             )));
     }
     Ok((fabric, Some(report)))
+}
+
+/// One class routed with as few VLs as the engine accepts (1, 2, … up to `vls`), so that VOQsw
+/// and virtual networks split as few routing VLs as possible: engines spread spare VLs
+/// (DOR's datelines over all of them), which would leave nothing to split.
+fn fewest_vls(
+    topo: &Topology,
+    engine: &str,
+    vls: u8,
+    options: &flitsim_manager::routing::EngineOptions,
+) -> Result<FabricConfig, ExperimentError> {
+    let mut v = 1;
+    loop {
+        let req = RoutingRequest { vls: v, classes: 1 };
+        match flitsim_manager::routing::route_with(topo, engine, &req, options) {
+            Err(flitsim_manager::RoutingError::NotEnoughVls(_)) if v < vls => v += 1,
+            other => return Ok(other?),
+        }
+    }
+}
+
+/// `routing.vl_assignment`: the engine's SL→VL tables as they are, VOQsw's, or virtual
+/// networks over the same forwarding tables.
+fn assign_vls(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    fabric: FabricConfig,
+) -> Result<FabricConfig, ExperimentError> {
+    use flitsim_manager::qos::voqsw;
+    let vls = cfg.routing.vls;
+    let bad = |key: &str, e: flitsim_manager::RoutingError| {
+        ExperimentError::Assembly(format!("routing.vl_assignment = \"{key}\": {e}"))
+    };
+    match cfg.routing.vl_assignment {
+        VlAssignment::Engine => Ok(fabric),
+        VlAssignment::Vn => voqsw::virtual_networks(topo, &fabric, vls).map_err(|e| bad("vn", e)),
+        VlAssignment::Voqsw => {
+            let sls = match cfg.routing.voqsw_sls {
+                None => voqsw::VoqswSls::Limit(8),
+                Some(VoqswSlsKey::Count(n)) => voqsw::VoqswSls::Limit(n as usize),
+                Some(VoqswSlsKey::Full(_)) => voqsw::VoqswSls::Full,
+            };
+            let v = voqsw::analyse(topo, &fabric, sls).map_err(|e| bad("voqsw", e))?;
+            v.tables(topo, &fabric, vls).map_err(|e| bad("voqsw", e))
+        }
+    }
 }
 
 /// Routes one class over as many VLs as the SC tables have lanes, then maps SLs to SCs to VLs.

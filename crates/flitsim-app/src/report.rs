@@ -11,6 +11,7 @@
 //! assert_eq!(v["max_hops"], 4);
 //! ```
 use flitsim_manager::cdg::{self, CdgReport};
+use flitsim_manager::qos::voqsw::{self, VoqswReport, VoqswSls};
 use flitsim_manager::routing::{route_with, CycleHeuristic, EngineOptions, RoutingRequest};
 use flitsim_manager::{ebb, opensm, FabricConfig, RoutingError, NO_ROUTE};
 use flitsim_topology::{
@@ -219,6 +220,65 @@ pub struct OptionsInput {
     /// Every engine: LID mask count, `2^lmc` paths per destination (`--lmc`).
     #[serde(default)]
     pub lmc: u8,
+    /// VOQsw SL→VL tables over the engine's forwarding tables (`--voqsw`).
+    #[serde(default)]
+    pub voqsw: Option<VoqswInput>,
+}
+
+/// `--voqsw --sls N|full --vls M` as JSON: `{"sls": 8, "vls": 8}` or `{"sls": "full", …}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VoqswInput {
+    /// SLs VOQsw may use: a number ≥ 1, or `"full"` for as many as full VOQ needs.
+    pub sls: VoqswSlsInput,
+    /// VLs of the links (default: the engine's `max_vls`).
+    #[serde(default)]
+    pub vls: Option<u8>,
+}
+
+/// The SLs of [`VoqswInput`].
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum VoqswSlsInput {
+    /// At most this many SLs.
+    Count(usize),
+    /// `"full"`.
+    Word(String),
+}
+
+impl VoqswInput {
+    /// The SLs as the methodology wants them; errors say what works.
+    pub fn sls(&self) -> Result<VoqswSls, ReportError> {
+        match &self.sls {
+            VoqswSlsInput::Count(0) => Err(ReportError::Invalid(
+                "--sls 0: VOQsw needs at least 1 SL (or --sls full)".into(),
+            )),
+            VoqswSlsInput::Count(n) if *n > voqsw::MAX_TABLE_SLS => {
+                Err(ReportError::Invalid(format!(
+                    "--sls {n}: the tables hold at most {} SLs (InfiniBand: 16); give fewer, \
+                     or full",
+                    voqsw::MAX_TABLE_SLS
+                )))
+            }
+            VoqswSlsInput::Count(n) => Ok(VoqswSls::Limit(*n)),
+            VoqswSlsInput::Word(w) if w == "full" => Ok(VoqswSls::Full),
+            VoqswSlsInput::Word(w) => Err(ReportError::Invalid(format!(
+                "--sls {w}: give a number of SLs (1 or more) or full"
+            ))),
+        }
+    }
+}
+
+/// The `voqsw` section of a route report.
+#[derive(Clone, Debug, Serialize)]
+pub struct VoqswSummary {
+    /// Used and considered 4-tuples, SLs.
+    #[serde(flatten)]
+    pub result: VoqswReport,
+    /// VLs of the tables.
+    pub vls: u8,
+    /// Wall-clock seconds of the methodology (stages 1–5).
+    pub runtime_seconds: f64,
 }
 
 /// The `lmc` of engine options in JSON (0 without options); range errors say what fits.
@@ -236,6 +296,16 @@ fn options_lmc(options_json: Option<&str>) -> Result<u8, ReportError> {
         )));
     }
     Ok(inp.lmc)
+}
+
+/// The `voqsw` part of engine options in JSON.
+fn options_voqsw(options_json: Option<&str>) -> Result<Option<VoqswInput>, ReportError> {
+    let Some(text) = options_json.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let inp: OptionsInput = serde_json::from_str(text)
+        .map_err(|e| ReportError::Invalid(format!("engine options: {e}")))?;
+    Ok(inp.voqsw)
 }
 
 /// Parses engine options from JSON (see [`OptionsInput`]), resolving root GUIDs on `topo`.
@@ -445,6 +515,10 @@ pub struct RouteReport {
     pub lmc: u8,
     /// With `lmc > 0`: how different the paths of each endpoint pair are.
     pub path_diversity: Option<PathDiversityReport>,
+    /// With `--voqsw`: what the VOQsw methodology achieved; the tables reported above (VLs,
+    /// routing SLs, CDG) are then VOQsw's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voqsw: Option<VoqswSummary>,
 }
 
 /// The path diversity of a multipath routing in a route report
@@ -511,6 +585,21 @@ pub fn route_report(
     classes: u8,
     options: &EngineOptions,
 ) -> Result<(FabricConfig, RouteReport), ReportError> {
+    route_report_voqsw(topo, engine, max_vls, classes, options, None)
+}
+
+/// [`route_report`], then, with `voqsw`, the VOQsw methodology over the engine's forwarding
+/// tables ([`voqsw::analyse`], [`voqsw::Voqsw::tables`]); the report then describes (and the
+/// CDG check certifies) VOQsw's tables. With `voqsw` the engine is routed with the fewest VLs
+/// it accepts, up to `max_vls`: VOQsw splits each of them into `vls / lanes` VLs.
+pub fn route_report_voqsw(
+    topo: &Topology,
+    engine: &str,
+    max_vls: u8,
+    classes: u8,
+    options: &EngineOptions,
+    voqsw: Option<&VoqswInput>,
+) -> Result<(FabricConfig, RouteReport), ReportError> {
     if max_vls == 0 || classes == 0 {
         return Err(ReportError::Invalid(
             "max_vls and classes must be at least 1".into(),
@@ -521,8 +610,43 @@ pub fn route_report(
         classes,
     };
     let t0 = Instant::now();
-    let fabric = route_with(topo, engine, &req, options)?;
+    let fabric = match voqsw {
+        None => route_with(topo, engine, &req, options)?,
+        // With VOQsw, one class on the fewest VLs the engine accepts (up to `max_vls`):
+        // VOQsw splits each routing VL, and engines spread spare VLs.
+        Some(_) => {
+            let mut v = 1;
+            loop {
+                let req = RoutingRequest { vls: v, classes };
+                match route_with(topo, engine, &req, options) {
+                    Err(RoutingError::NotEnoughVls(_)) if v < max_vls => v += 1,
+                    other => break other?,
+                }
+            }
+        }
+    };
     let runtime = t0.elapsed().as_secs_f64();
+    let (fabric, voqsw) = match voqsw {
+        None => (fabric, None),
+        Some(v) => {
+            let sls = v.sls()?;
+            let vls = v.vls.unwrap_or(max_vls);
+            if vls == 0 {
+                return Err(ReportError::Invalid(
+                    "--vls 0: VOQsw needs at least 1 VL".into(),
+                ));
+            }
+            let t = Instant::now();
+            let a = voqsw::analyse(topo, &fabric, sls)?;
+            let tables = a.tables(topo, &fabric, vls)?;
+            let summary = VoqswSummary {
+                result: a.report(),
+                vls,
+                runtime_seconds: t.elapsed().as_secs_f64(),
+            };
+            (tables, Some(summary))
+        }
+    };
     let t1 = Instant::now();
     let verdict = cdg::verify(topo, &fabric)?;
     let verify = t1.elapsed().as_secs_f64();
@@ -575,6 +699,7 @@ pub fn route_report(
         lids_assigned: 0,
         lmc: options.lmc,
         path_diversity,
+        voqsw,
     };
     Ok((fabric, report))
 }
@@ -668,8 +793,41 @@ pub fn route_json_with(
     };
     check_routing_memory(&topo, max_vls.max(classes), lmc)?;
     let options = engine_options(&topo, options_json)?;
-    let (fabric, mut report) = route_report(&topo, engine, max_vls, classes, &options)?;
+    let voqsw = options_voqsw(options_json)?;
+    if let (Some(v), Some(dir)) = (&voqsw, files.out_dir) {
+        let too_many = |what: &str, n: usize, max: usize| {
+            Err(ReportError::Invalid(format!(
+                "cannot write VOQsw tables with {n} {what} to {}: InfiniBand has {max}; give \
+                 --{} {max} or fewer",
+                dir.display(),
+                what.to_lowercase(),
+            )))
+        };
+        match v.sls()? {
+            VoqswSls::Full => {}
+            VoqswSls::Limit(n) if n > opensm::IB_SLS => return too_many("SLs", n, opensm::IB_SLS),
+            VoqswSls::Limit(_) => {}
+        }
+        let vls = v.vls.unwrap_or(max_vls) as usize;
+        if vls > 15 {
+            return too_many("VLs", vls, 15);
+        }
+    }
+    let (fabric, mut report) =
+        route_report_voqsw(&topo, engine, max_vls, classes, &options, voqsw.as_ref())?;
     report.lids_assigned = lids_assigned;
+    if let (Some(v), Some(dir)) = (&report.voqsw, files.out_dir) {
+        if fabric.routing_sls as usize > opensm::IB_SLS {
+            return Err(ReportError::Invalid(format!(
+                "cannot write VOQsw tables to {}: full VOQ needs {} SLs here, InfiniBand has {}; \
+                 give --sls {} or fewer (partial VOQ)",
+                dir.display(),
+                v.result.sls_used,
+                opensm::IB_SLS,
+                opensm::IB_SLS
+            )));
+        }
+    }
     if let Some(dir) = files.out_dir {
         report.files = opensm::write_dir(&topo, &fabric, dir)?
             .into_iter()
@@ -1093,6 +1251,106 @@ mod tests {
             e.to_string().contains("--flow 1:1:0.1") && e.to_string().contains("itself"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn voqsw_section_tables_and_dumps() {
+        let spec = "random:switches=8,ports=8,endpoints=4,links=16,seed=2";
+        let o = r#"{"voqsw":{"sls":8,"vls":8}}"#;
+        let r = json(&route_json(spec, "updn", 1, 1, None, Some(o)).unwrap());
+        let v = &r["voqsw"];
+        assert!(v["tuples"].as_u64().unwrap() > 0, "{v}");
+        assert!(v["considered"].as_u64().unwrap() <= v["tuples"].as_u64().unwrap());
+        assert!(v["sls_used"].as_u64().unwrap() <= 8);
+        assert!(v["sls_for_full"].is_null());
+        assert_eq!(r["routing_sls"], 8);
+        assert_eq!(r["deadlock_free"], true);
+        // Without --voqsw, no section.
+        let r = json(&route_json(spec, "updn", 1, 1, None, None).unwrap());
+        assert!(r.get("voqsw").is_none());
+        // Full VOQ reports the SLs it needs.
+        let o = r#"{"voqsw":{"sls":"full","vls":8}}"#;
+        let r = json(&route_json(spec, "updn", 1, 1, None, Some(o)).unwrap());
+        let v = &r["voqsw"];
+        assert_eq!(v["full"], true);
+        assert_eq!(v["percent"], 100.0);
+        assert_eq!(v["sls_for_full"], v["sls_used"]);
+        assert_eq!(r["deadlock_free"], true);
+        // --out writes the dumps, and they read back as the same VLs and path SLs.
+        let dir = std::env::temp_dir().join(format!("flitsim-voqsw-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let o = r#"{"voqsw":{"sls":4,"vls":4}}"#;
+        let r = json(&route_json(spec, "updn", 1, 1, Some(&dir), Some(o)).unwrap());
+        assert!(r["files"].to_string().contains("path-sl.txt"), "{r}");
+        let mut topo = load_topology(spec).unwrap();
+        topo.assign_missing_ids(0).unwrap();
+        let back = opensm::read_dir(&topo, &dir).unwrap();
+        let opts = engine_options(&topo, None).unwrap();
+        let input = VoqswInput {
+            sls: VoqswSlsInput::Count(4),
+            vls: Some(4),
+        };
+        let (f, _) = route_report_voqsw(&topo, "updn", 1, 1, &opts, Some(&input)).unwrap();
+        let n = topo.num_endpoints() as u32;
+        for s in 0..n {
+            for d in 0..n {
+                let (a, b) = (EndpointId(s), EndpointId(d));
+                assert_eq!(
+                    f.trace(&topo, a, b, 0).unwrap(),
+                    back.trace(&topo, a, b, 0).unwrap()
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        // What cannot work says what would.
+        // (8 switches need 16 SLs for full VOQ here, which fit; 16 switches need 48.)
+        let big = "random:switches=16,ports=8,endpoints=4,links=32,seed=3";
+        let e = route_json(
+            big,
+            "updn",
+            1,
+            1,
+            Some(&dir),
+            Some(r#"{"voqsw":{"sls":"full"}}"#),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("InfiniBand has 16") && e.contains("--sls 16"),
+            "{e}"
+        );
+        let e = route_json(
+            spec,
+            "updn",
+            1,
+            1,
+            Some(&dir),
+            Some(r#"{"voqsw":{"sls":20}}"#),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--sls 16 or fewer"), "{e}");
+        for (bad, want) in [
+            (r#"{"voqsw":{"sls":0}}"#, "at least 1 SL"),
+            (r#"{"voqsw":{"sls":"all"}}"#, "or full"),
+            (r#"{"voqsw":{"sls":4,"vls":0}}"#, "at least 1 VL"),
+        ] {
+            let e = route_json(spec, "updn", 1, 1, None, Some(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+        // DOR keeps its dateline VLs: 8 VLs give 4 per lane; 1 VL is too few.
+        let o = r#"{"voqsw":{"sls":4,"vls":8}}"#;
+        let r = json(&route_json("torus:4x4", "dor", 2, 1, None, Some(o)).unwrap());
+        assert_eq!(r["deadlock_free"], true);
+        // Wire SLs: 4 VOQsw SLs in each of DOR's path SLs.
+        assert_eq!(r["routing_sls"].as_u64().unwrap() % 4, 0);
+        let o = r#"{"voqsw":{"sls":8,"vls":1}}"#;
+        let e = route_json("torus:4x4", "dor", 2, 1, None, Some(o))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give at least 2 VLs"), "{e}");
     }
 
     #[test]

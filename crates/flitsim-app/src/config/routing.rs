@@ -41,6 +41,56 @@ pub struct RoutingConfig {
     #[serde(default, skip_serializing_if = "is_zero")]
     #[schemars(range(min = 0, max = 7))]
     pub lmc: u8,
+    /// Who fills the SL→VL tables and path SLs: `engine` (default: the routing engine's own),
+    /// `voqsw` (the VOQsw methodology of Gómez et al. over the engine's forwarding tables,
+    /// with `voqsw_sls` SLs on `vls` VLs, emulating virtual output queues) or `vn` (`vls`
+    /// virtual networks: SL = VL = destination mod `vls` on every hop, the paper's baseline).
+    /// Both keep the engine's layers (each engine VL split into `vls / lanes` VLs); they need
+    /// one traffic class and one path per destination.
+    #[serde(default, skip_serializing_if = "VlAssignment::is_engine")]
+    pub vl_assignment: VlAssignment,
+    /// With `vl_assignment = "voqsw"`: the SLs VOQsw may use, 1 to 255 (default 8), or `"full"`
+    /// for as many as full VOQ needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voqsw_sls: Option<VoqswSlsKey>,
+}
+
+/// `routing.vl_assignment`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VlAssignment {
+    /// The routing engine's own SL→VL tables.
+    #[default]
+    Engine,
+    /// VOQsw tables over the engine's forwarding tables.
+    Voqsw,
+    /// Virtual networks: SL = VL = destination mod `vls`.
+    Vn,
+}
+
+impl VlAssignment {
+    /// The default.
+    pub fn is_engine(&self) -> bool {
+        *self == VlAssignment::Engine
+    }
+}
+
+/// `routing.voqsw_sls`: a number of SLs or `"full"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum VoqswSlsKey {
+    /// At most this many SLs.
+    Count(u16),
+    /// As many as full VOQ needs.
+    Full(FullWord),
+}
+
+/// The word `"full"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum FullWord {
+    /// `"full"`.
+    #[serde(rename = "full")]
+    Full,
 }
 
 fn is_zero(x: &u8) -> bool {
@@ -60,6 +110,8 @@ impl Default for RoutingConfig {
             verify: false,
             tables: None,
             lmc: 0,
+            vl_assignment: VlAssignment::Engine,
+            voqsw_sls: None,
         }
     }
 }
@@ -96,6 +148,21 @@ impl RoutingConfig {
                 "routing.lmc",
                 "loaded routing.tables carry their own paths (every LID of a port in the LFT dump); leave routing.lmc at 0".to_string(),
             ));
+        }
+        match (self.vl_assignment, self.voqsw_sls) {
+            (VlAssignment::Voqsw, Some(VoqswSlsKey::Count(n))) if n == 0 || n > 255 => {
+                return Err(ParamError::new(
+                    "routing.voqsw_sls",
+                    format!("{n} SLs: give 1 to 255, or \"full\""),
+                ))
+            }
+            (VlAssignment::Engine | VlAssignment::Vn, Some(_)) => {
+                return Err(ParamError::new(
+                    "routing.voqsw_sls",
+                    "only used with routing.vl_assignment = \"voqsw\"".to_string(),
+                ))
+            }
+            _ => {}
         }
         if self.vls == 0 || self.vls > 32 {
             return Err(ParamError::new(

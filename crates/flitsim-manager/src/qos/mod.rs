@@ -6,6 +6,8 @@
 //!   correction algorithm) of the Omni-Path QoS paper
 //!   (`000_942770a54f7010fd.txt` in the shared papers, §3.3).
 //! - [`sc`]: Omni-Path SL→SC and SC→VL tables (Table 7 of the same paper).
+//! - [`voqsw`]: VOQsw SL→VL tables and per-destination SLs that emulate virtual output
+//!   queues, and the virtual-network baseline (Gómez et al., `003_4413e6af2e2b3309.txt`).
 //!
 //! ```
 //! use flitsim_manager::qos::{configure_dtable, DTableParams, SlRequirement};
@@ -32,6 +34,7 @@
 
 pub mod dtable;
 pub mod sc;
+pub mod voqsw;
 
 pub use dtable::{
     apply_bandwidth_correction, configure_dtable, configure_dtable_json, place_entries, DTable,
