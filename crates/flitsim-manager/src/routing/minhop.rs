@@ -83,7 +83,7 @@ mod tests {
     use super::*;
     use crate::cdg::{self, Channel};
     use crate::routing::testutil::{all_paths, switch_hops, torus_distance};
-    use flitsim_topology::{generators, Endpoint, Link, NodeId, PortRef, Shape, Switch, SwitchId};
+    use flitsim_topology::{generators, NodeId, SwitchId};
 
     fn req(vls: u8, classes: u8) -> RoutingRequest {
         RoutingRequest { vls, classes }
@@ -210,40 +210,7 @@ mod tests {
 
     #[test]
     fn disconnected_topologies_are_unroutable() {
-        let sw = |i: u32, p: u16| PortRef {
-            node: NodeId::Switch(i),
-            port: p,
-        };
-        let ep = |i: u32| PortRef {
-            node: NodeId::Endpoint(i),
-            port: 0,
-        };
-        let topo = Topology::new(
-            "split",
-            Shape::Irregular,
-            (0..2)
-                .map(|i| Switch {
-                    name: format!("s{i}"),
-                    ports: 2,
-                    ..Switch::default()
-                })
-                .collect(),
-            (0..2)
-                .map(|i| Endpoint {
-                    name: format!("e{i}"),
-                    ..Endpoint::default()
-                })
-                .collect(),
-            (0..2)
-                .map(|i| Link {
-                    a: ep(i),
-                    b: sw(i, 0),
-                    latency: 1,
-                    width: 1,
-                })
-                .collect(),
-        )
-        .unwrap();
+        let topo = crate::routing::testutil::two_islands();
         let err = MinHopEngine.route(&topo, &req(1, 1)).unwrap_err();
         assert!(err.to_string().contains("disconnected"), "{err}");
     }

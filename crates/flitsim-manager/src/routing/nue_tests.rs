@@ -153,41 +153,7 @@ fn nue_uses_no_more_layers_than_endpoints_and_routes_a_ring() {
 
 #[test]
 fn nue_refuses_a_disconnected_fabric() {
-    use flitsim_topology::{Endpoint, Link, NodeId, PortRef, Shape, Switch};
-    let sw = |i: u32, p: u16| PortRef {
-        node: NodeId::Switch(i),
-        port: p,
-    };
-    let ep = |i: u32| PortRef {
-        node: NodeId::Endpoint(i),
-        port: 0,
-    };
-    let topo = Topology::new(
-        "split",
-        Shape::Irregular,
-        (0..2)
-            .map(|i| Switch {
-                name: format!("s{i}"),
-                ports: 2,
-                ..Switch::default()
-            })
-            .collect(),
-        (0..2)
-            .map(|i| Endpoint {
-                name: format!("e{i}"),
-                ..Endpoint::default()
-            })
-            .collect(),
-        (0..2)
-            .map(|i| Link {
-                a: ep(i),
-                b: sw(i, 0),
-                latency: 1,
-                width: 1,
-            })
-            .collect(),
-    )
-    .unwrap();
+    let topo = crate::routing::testutil::two_islands();
     let e = NueEngine::default()
         .route(&topo, &RoutingRequest { vls: 2, classes: 1 })
         .unwrap_err();

@@ -39,3 +39,42 @@ pub fn torus_distance(sides: &[u32], wrap: bool, a: u32, b: u32) -> u32 {
         })
         .sum()
 }
+
+/// Two switches with one endpoint each and no link between them: a disconnected fabric.
+pub fn two_islands() -> Topology {
+    use flitsim_topology::{Endpoint, Link, NodeId, PortRef, Shape, Switch};
+    let sw = |i: u32, p: u16| PortRef {
+        node: NodeId::Switch(i),
+        port: p,
+    };
+    let ep = |i: u32| PortRef {
+        node: NodeId::Endpoint(i),
+        port: 0,
+    };
+    Topology::new(
+        "split",
+        Shape::Irregular,
+        (0..2)
+            .map(|i| Switch {
+                name: format!("s{i}"),
+                ports: 2,
+                ..Switch::default()
+            })
+            .collect(),
+        (0..2)
+            .map(|i| Endpoint {
+                name: format!("e{i}"),
+                ..Endpoint::default()
+            })
+            .collect(),
+        (0..2)
+            .map(|i| Link {
+                a: ep(i),
+                b: sw(i, 0),
+                latency: 1,
+                width: 1,
+            })
+            .collect(),
+    )
+    .unwrap()
+}
