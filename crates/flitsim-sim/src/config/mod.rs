@@ -9,12 +9,14 @@
 //! | `flow.rs` | `[[traffic.flow]]`, `[[traffic.flow_set]]` |
 //! | `trace.rs` | `[traffic.trace]` |
 //! | `qos.rs` | `[qos]` and its tables |
+//! | `deadline.rs` | `qos.architecture`, `[[qos.class]]`, `switch.vl_discipline` |
 //! | `run.rs` | `[run]` |
 //!
 //! Every field has a default and a unit in its doc comment. The sections are serde types
 //! (`deny_unknown_fields`) so that the application layer (`flitsim-app`), which owns the
 //! experiment file, its topology and routing sections, its overrides and its JSON Schema, can
 //! embed them as they are; the engine itself reads no file and takes a [`SimParams`].
+mod deadline;
 mod flow;
 mod nic;
 mod qos;
@@ -25,6 +27,7 @@ mod trace;
 mod traffic;
 
 pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
+pub use deadline::{DeadlineStamp, QosArchitecture, QosClassConfig, VlDiscipline};
 pub use flow::{FlowConfig, FlowSetConfig, FlowSetKind, FlowSpec, MAX_FLOWS};
 pub use nic::NicConfig;
 pub use qos::{

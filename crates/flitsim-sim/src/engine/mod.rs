@@ -59,6 +59,7 @@ use std::collections::BinaryHeap;
 pub mod allocator;
 pub mod buffer;
 pub(crate) mod build;
+pub mod deadline;
 pub mod invariants;
 pub mod link;
 pub mod nic;
@@ -199,6 +200,11 @@ pub struct Network {
     check_every: u64,
     /// A random visiting order (testing), or the index order.
     shuffle: Option<VisitOrder>,
+    /// Deadline-based QoS (`qos.architecture`, `[[qos.class]]`, …), if configured.
+    dl: Option<Box<deadline::DeadlineState>>,
+    /// Input ports offer their VLs in priority order (lowest first) instead of round robin:
+    /// the VCs of `qos.architecture` are numbered in priority order.
+    prio_inputs: bool,
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.
@@ -463,6 +469,7 @@ impl Network {
         let (s, in_port) = self.port_names[g];
         let i = g * self.vls + ev.vl.idx();
         if ev.flags & F_HEAD != 0 {
+            let dl = self.deadline_arrive(ev.pkt, g, t);
             let p = &self.packets[ev.pkt];
             let sw = &mut self.switches[s as usize];
             let (out_port, out_vl) =
@@ -493,6 +500,7 @@ impl Network {
                 busy: false,
                 arrived: t,
                 ready: NEVER,
+                dl,
             });
             if head {
                 let r = t + self.routing_delay;
@@ -580,6 +588,12 @@ impl Network {
                     .filter_map(|n| n.rate.as_deref())
                     .flat_map(|r| r.queued()),
             )
+            .chain(
+                self.nics
+                    .iter()
+                    .filter_map(|n| n.edf.as_deref())
+                    .flat_map(|r| r.queued()),
+            )
             .map(|m| m.left as u64)
             .sum();
         let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
@@ -627,6 +641,10 @@ impl Network {
             ports,
         });
         result.trace = trace;
+        if let Some(dl) = &self.dl {
+            let names = self.cfg.traffic.classes.iter().map(|c| c.name.clone());
+            result.deadline = Some(dl.result(names));
+        }
         result
     }
 }
