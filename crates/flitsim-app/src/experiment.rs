@@ -168,7 +168,8 @@ pub fn build_fabric_at(
         Some(dir) => (load_tables(dir, cfg, topo, base_dir)?, dir.clone()),
         None => {
             let engine = default_engine(cfg, topo);
-            match &cfg.qos.sc {
+            let arch_sc = architecture_sc(cfg)?;
+            match cfg.qos.sc.as_ref().or(arch_sc.as_ref()) {
                 None => {
                     let options = flitsim_manager::routing::EngineOptions {
                         lmc: cfg.routing.lmc,
@@ -261,6 +262,52 @@ fn assign_vls(
             v.tables(topo, &fabric, vls).map_err(|e| bad("voqsw", e))
         }
     }
+}
+
+/// The SC tables that lay out the VCs of `qos.architecture` (when `qos.sc` is not given): the
+/// routing lanes are `routing.vls / VCs`, and class `c` takes, in VC `vc(c)`, the VLs
+/// `vc · lanes + lane` — VC-major, so ascending VLs are the VCs in priority order. Two-VC
+/// architectures put the regulated classes (`qos.class[c].regulated`) in VC 0 and the others
+/// in VC 1; `traditional_4vc` gives every class its own VC, class 0 first.
+fn architecture_sc(cfg: &ExperimentConfig) -> Result<Option<ScQosConfig>, ExperimentError> {
+    let Some(a) = cfg.qos.architecture else {
+        return Ok(None);
+    };
+    if cfg.qos.sc.is_some() {
+        return Ok(None);
+    }
+    let classes = cfg.traffic.classes.len();
+    let name = a.name();
+    if cfg.qos.classes.len() != classes {
+        return Err(ExperimentError::Assembly(format!(
+            "qos.class: qos.architecture = \"{name}\" needs one [[qos.class]] per traffic class \
+             ({classes}), in class order; found {}",
+            cfg.qos.classes.len()
+        )));
+    }
+    let vcs = a.vcs(classes);
+    let lanes = cfg.routing.vls as usize / vcs;
+    if lanes == 0 {
+        return Err(ExperimentError::Assembly(format!(
+            "routing.vls = {}: qos.architecture = \"{name}\" needs at least {vcs} VLs (one per \
+             VC)",
+            cfg.routing.vls
+        )));
+    }
+    let vc_of = |c: usize| match a {
+        flitsim_sim::config::QosArchitecture::Traditional4vc => c,
+        _ => usize::from(!cfg.qos.classes[c].regulated),
+    };
+    // Each class has its own SCs (an SC carries one SL): SC `c · lanes + lane` → VL
+    // `vc(c) · lanes + lane`.
+    Ok(Some(ScQosConfig {
+        sl2sc: (0..classes)
+            .map(|c| (0..lanes).map(|l| (c * lanes + l) as u8).collect())
+            .collect(),
+        sc2vl: (0..classes * lanes)
+            .map(|sc| (vc_of(sc / lanes) * lanes + sc % lanes) as u8)
+            .collect(),
+    }))
 }
 
 /// Routes one class over as many VLs as the SC tables have lanes, then maps SLs to SCs to VLs.
