@@ -110,8 +110,9 @@ pub struct QosClassConfig {
     /// `qos.eligibility_factor` (smoothing; §3.1).
     #[serde(default)]
     pub eligible: bool,
-    /// Token bucket at the hosts (`traditional_4vc`): tokens per cycle, flits/cycle (a rate
-    /// with `[units]`).
+    /// Token bucket at the hosts: tokens per cycle, flits/cycle (a rate with `[units]`).
+    /// Applies under `traditional_4vc` and without an architecture; the other architectures
+    /// ignore it (the paper's Traditional 4 VCs is the one with token buckets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket_rate: Option<f64>,
     /// Token bucket depth, flits (a size with `[units]`; default the class's MTU).

@@ -408,7 +408,11 @@ impl Network {
                 nic.edf = Some(Box::new(super::deadline::HostEdf::new(l)));
             }
         }
-        if cfg.qos.classes.iter().any(|q| q.bucket_rate.is_some()) {
+        let buckets = match cfg.qos.architecture {
+            None | Some(QosArchitecture::Traditional4vc) => true,
+            Some(_) => false,
+        };
+        if buckets && cfg.qos.classes.iter().any(|q| q.bucket_rate.is_some()) {
             for nic in &mut nics {
                 let full = (0..classes)
                     .map(|c| {

@@ -317,6 +317,7 @@ impl Network {
         let discard_after = self.dl.as_deref().and_then(|d| d.discard_after);
         loop {
             let mut moved = false;
+            let mut last = None;
             for k in 0..classes {
                 let nic = &self.nics[e];
                 let c = (nic.rr_class as usize + k) % classes;
@@ -368,9 +369,14 @@ impl Network {
                 }
                 self.make_packet(e, c, m, len, wire_sl, vl);
                 moved = true;
+                last = Some(c);
             }
+            // The next pass starts after the last class served (or, when none was, where this
+            // one started): classes sharing a VL take turns at its free space.
             let nic = &mut self.nics[e];
-            nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
+            if let Some(c) = last {
+                nic.rr_class = ((c + 1) % classes) as u8;
+            }
             if !moved || nic.app_msgs == 0 {
                 if nic.app_msgs > 0 && shortfall != u32::MAX {
                     nic.skip = shortfall;
