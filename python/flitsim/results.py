@@ -364,6 +364,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("units",),
     ("trace",),
     ("bandwidth",),
+    ("deadline",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

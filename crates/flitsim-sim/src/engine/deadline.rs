@@ -393,3 +393,92 @@ impl Network {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::nic::MsgTag;
+
+    fn msg(gen: Cycle, flits: u32) -> Msg {
+        Msg {
+            gen,
+            dst: 1,
+            left: flits,
+            measured: false,
+            msg: super::super::packet::MSG_NONE,
+            tag: MsgTag::CLASS,
+        }
+    }
+
+    fn rule(stamp: DeadlineStamp, step: f64, regulated: bool, eligible: bool) -> StampRule {
+        StampRule {
+            stamp,
+            step,
+            regulated,
+            eligible,
+        }
+    }
+
+    /// Cuts every packet of the queued messages in EDF order at time `now`; returns
+    /// (deadline, flits) per packet.
+    fn drain(h: &mut HostEdf, mtu: u32, now: i64) -> Vec<(i64, u32)> {
+        let mut out = Vec::new();
+        h.promote(now, &[mtu as u16]);
+        for vc in 0..2 {
+            while let Some(Reverse((d, _, slot))) = h.ready[vc].pop() {
+                let len = h.msgs[slot as usize].msg.left.min(mtu);
+                let x = &mut h.msgs[slot as usize];
+                x.msg.left -= len;
+                x.pkts_cut += 1;
+                x.flits_cut += len;
+                out.push((d, len));
+                if h.msgs[slot as usize].msg.left > 0 {
+                    h.queue(slot, mtu, now, 0);
+                }
+            }
+        }
+        out
+    }
+
+    /// §3.1: D(Pᵢ) = max(D(Pᵢ₋₁), T_now) + L(Pᵢ)/BW_avg, packet by packet and across messages
+    /// of one flow.
+    #[test]
+    fn rate_stamping_follows_the_virtual_clock() {
+        // BW = 0.5 flits/cycle: 2 cycles per flit; MTU 4.
+        let mut h = HostEdf::new(vec![rule(DeadlineStamp::Rate, 2.0, false, false)]);
+        h.enqueue(0, 0, msg(0, 10), 4, 0, 0);
+        assert_eq!(drain(&mut h, 4, 0), vec![(8, 4), (16, 4), (20, 2)]);
+        // The next message arrives before the flow's last deadline: it continues from 20.
+        h.enqueue(0, 0, msg(5, 4), 4, 5, 0);
+        assert_eq!(drain(&mut h, 4, 5), vec![(28, 4)]);
+        // After an idle gap the clock restarts from now.
+        h.enqueue(0, 0, msg(100, 2), 4, 100, 0);
+        assert_eq!(drain(&mut h, 4, 100), vec![(104, 2)]);
+    }
+
+    /// §3.1: a video frame's packets share the frame latency evenly.
+    #[test]
+    fn frame_stamping_spreads_the_frame_latency() {
+        let mut h = HostEdf::new(vec![rule(DeadlineStamp::Frame, 90.0, true, false)]);
+        h.enqueue(0, 0, msg(0, 10), 4, 0, 0); // 3 packets: 30 cycles each
+        assert_eq!(drain(&mut h, 4, 0), vec![(30, 4), (60, 4), (90, 2)]);
+    }
+
+    /// Eligible time: a smoothed packet waits until D − factor; EDF picks the earliest
+    /// deadline among ready packets, regulated ones in their own queue.
+    #[test]
+    fn eligibility_holds_packets_and_edf_orders_the_rest() {
+        let mut h = HostEdf::new(vec![
+            rule(DeadlineStamp::Frame, 1000.0, true, true),
+            rule(DeadlineStamp::Rate, 1.0, false, false),
+            rule(DeadlineStamp::Rate, 4.0, false, false),
+        ]);
+        h.enqueue(0, 0, msg(0, 4), 4, 0, 100); // D = 1000, eligible at 900
+        h.enqueue(2, 2, msg(0, 4), 4, 0, 100); // D = 16
+        h.enqueue(1, 1, msg(0, 4), 4, 0, 100); // D = 4
+        assert!(h.ready[0].is_empty() && h.waiting.len() == 1);
+        assert_eq!(drain(&mut h, 4, 0), vec![(4, 4), (16, 4)]);
+        assert_eq!(drain(&mut h, 4, 899), vec![]);
+        assert_eq!(drain(&mut h, 4, 900), vec![(1000, 4)]);
+    }
+}
