@@ -3,7 +3,8 @@
 
 A TOPO argument is a topology file (``.json``: flitsim's format; anything else: an
 ``ibnetdiscover`` dump or ``ibsim`` net file) or a generator spec such as ``torus:6x6``,
-``kary-ntree:k=8,n=3``, ``xgft:h=2,m=10,10,w=5,5``, ``kautz:b=3,n=3,endpoints=4`` or
+``kary-ntree:k=8,n=3``, ``xgft:h=2,m=10,10,w=5,5``, ``kautz:b=3,n=3,endpoints=4``,
+``fly:k=4,n=3``, ``min:endpoints=128,radix=16`` (folded perfect-shuffle MIN) or
 ``random:switches=128,ports=32,endpoints=16,links=256,seed=1``.
 
 * ``flitsim topo generate|info|convert`` builds, describes and converts topologies.

@@ -45,6 +45,19 @@ pub enum TopologyConfig {
         #[serde(default = "one")]
         link_latency: u32,
     },
+    /// Folded (bidirectional) perfect-shuffle multistage network, the butterfly MIN of
+    /// Martínez et al. (IEEE TC 2008, §4.1): `endpoints` endpoints on switches of `radix`
+    /// ports (`endpoints = 128, radix = 16`: the paper's 24-switch, two-stage network). See
+    /// `flitsim_topology::generators::folded_shuffle_min`.
+    Min {
+        /// Endpoints.
+        endpoints: u32,
+        /// Ports per switch (even, at least 4).
+        radix: u32,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
     /// Random irregular network (always connected).
     Random {
         /// Number of switches.
@@ -126,6 +139,21 @@ impl TopologyConfig {
             TopologyConfig::KaryNtree { k, n, link_latency } => {
                 at_least("k", *k, 2)?;
                 at_least("n", *n, 1)?;
+                at_least("link_latency", *link_latency, 1)
+            }
+            TopologyConfig::Min {
+                endpoints,
+                radix,
+                link_latency,
+            } => {
+                at_least("endpoints", *endpoints, 2)?;
+                at_least("radix", *radix, 4)?;
+                if radix % 2 != 0 {
+                    return Err(ParamError::new(
+                        "topology.radix",
+                        format!("{radix}: must be even (half the ports down, half up)"),
+                    ));
+                }
                 at_least("link_latency", *link_latency, 1)
             }
             TopologyConfig::Random {
