@@ -258,9 +258,7 @@ impl<'a> AdmissionControl<'a> {
     /// Admission control over `fabric`'s paths in `topo`, every link's load kept within
     /// `limit` (0.7 in the paper; at most 1).
     pub fn new(topo: &'a Topology, fabric: &'a FabricConfig, limit: f64) -> Result<Self, CacError> {
-        if !(limit.is_finite() && limit > 0.0 && limit <= 1.0) {
-            return Err(CacError::Limit(limit));
-        }
+        check_limit(limit)?;
         let n = topo.num_endpoints();
         let mut cap = Vec::with_capacity(n + topo.total_switch_ports());
         for e in 0..n {
@@ -496,6 +494,15 @@ impl<'a> AdmissionControl<'a> {
         }
         let s = SwitchId(lo as u32);
         (s, (i - t.port_index(s, 0)) as flitsim_topology::PortNum)
+    }
+}
+
+/// Checks a limit on a link's load: a number in `(0, 1]`.
+pub fn check_limit(limit: f64) -> Result<(), CacError> {
+    if limit.is_finite() && limit > 0.0 && limit <= 1.0 {
+        Ok(())
+    } else {
+        Err(CacError::Limit(limit))
     }
 }
 
