@@ -148,7 +148,7 @@ impl TopologyConfig {
             } => {
                 at_least("endpoints", *endpoints, 2)?;
                 at_least("radix", *radix, 4)?;
-                if radix % 2 != 0 {
+                if !radix.is_multiple_of(2) {
                     return Err(ParamError::new(
                         "topology.radix",
                         format!("{radix}: must be even (half the ports down, half up)"),

@@ -23,7 +23,7 @@ pub struct ShuffleMinLayout {
 impl ShuffleMinLayout {
     /// The layout [`folded_shuffle_min`] builds, or why there is none.
     pub fn new(endpoints: u32, radix: u32) -> Result<Self, TopologyError> {
-        if radix < 4 || radix % 2 != 0 {
+        if radix < 4 || !radix.is_multiple_of(2) {
             return Err(param_err(format!(
                 "min: radix {radix}: must be an even number of ports, at least 4"
             )));
@@ -56,7 +56,7 @@ impl ShuffleMinLayout {
             stages += 1;
             low *= u64::from(k);
         }
-        if u64::from(endpoints) % low != 0 {
+        if !u64::from(endpoints).is_multiple_of(low) {
             // Both neighbours are valid: `below` ≥ 2·k^(n−1) (then it fits n − 1 stages with a
             // full top radix) and `above` ≤ 2k·k^(n−1).
             let below = u64::from(endpoints) / low * low;
