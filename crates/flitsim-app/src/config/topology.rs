@@ -177,3 +177,36 @@ impl TopologyConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ExperimentConfig;
+
+    fn min(extra: &str) -> Result<ExperimentConfig, String> {
+        ExperimentConfig::parse(
+            &format!("[topology]\nkind = \"min\"\n{extra}\n[traffic]\nload = 0.1\n"),
+            "t.toml",
+            &[],
+            None,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// `kind = "min"` builds the folded perfect-shuffle MIN; bad keys are named.
+    #[test]
+    fn min_kind_builds_the_papers_network_and_names_bad_keys() {
+        let cfg = min("endpoints = 128\nradix = 16").unwrap();
+        let topo = crate::build_topology(&cfg, None).unwrap();
+        assert_eq!((topo.num_switches(), topo.num_endpoints()), (24, 128));
+        let e = min("endpoints = 128\nradix = 15").unwrap_err();
+        assert!(
+            e.contains("topology.radix") && e.contains("must be even"),
+            "{e}"
+        );
+        let e = min("endpoints = 1\nradix = 16").unwrap_err();
+        assert!(e.contains("topology.endpoints"), "{e}");
+        let cfg = min("endpoints = 100\nradix = 16").unwrap();
+        let e = crate::build_topology(&cfg, None).unwrap_err().to_string();
+        assert!(e.contains("try 96 or 104"), "{e}");
+    }
+}
