@@ -99,7 +99,12 @@ def topo() -> None:
     Examples:
       flitsim topo generate kary-ntree:k=4,n=3 --out fat.topo
       flitsim topo info fat.topo
+      flitsim topo info min:endpoints=128,radix=16
       flitsim topo convert fabric.topo --to json --out fabric.json
+
+    Generator specs: torus:6x6, mesh:4x4, kary-ntree:k=8,n=3, xgft:h=2,m=10,10,w=5,5,
+    kautz:b=3,n=3,endpoints=4, random:switches=128,ports=32,endpoints=16,links=256,seed=1,
+    fly:k=4,n=3 (folded butterfly) and min:endpoints=128,radix=16 (folded perfect-shuffle MIN).
     """
 
 
