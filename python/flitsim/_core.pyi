@@ -21,6 +21,7 @@ __all__ = [
     "route_json",
     "ebb_json",
     "bandwidth_json",
+    "cac_json",
     "cancel_request",
     "cancel_clear",
 ]
@@ -96,6 +97,20 @@ def link_loads_json(
 
 def version() -> str:
     """The version of the compiled flitsim core."""
+
+def cac_json(
+    spec_or_path: str,
+    flows_path: str,
+    engine: Optional[str] = None,
+    lmc: int = 0,
+    limit: float = 0.7,
+    max_vls: int = 8,
+) -> str:
+    """Connection admission control as JSON (``topology``, ``engine``, ``endpoints``, ``lmc``,
+    ``limit``, ``paths``, ``admitted``, ``rejected`` with the ``link`` that refused,
+    ``unregulated``, ``links``: reserved load per link) of the ``[[flow]]`` entries of the TOML
+    or JSON file ``flows_path``, over the routing of ``engine`` (default: the topology's) with
+    ``2^lmc`` paths per destination, every link's QoS load kept within ``limit``."""
 
 def cancel_request() -> None:
     """Ask every flitsim computation running in this process to stop; they fail with

@@ -578,11 +578,11 @@ def _gbps(value: Any) -> str:
     return "" if value is None else f" ({_fmt(value, 3)} Gb/s per endpoint)"
 
 
-from .cli_fabric import bandwidth, ebb, route, topo  # noqa: E402  (fabric commands)
+from .cli_fabric import bandwidth, cac, ebb, route, topo  # noqa: E402  (fabric commands)
 from .cli_qos import qos  # noqa: E402  (QoS tables)
 from .cli_trace import trace  # noqa: E402  (MPI traces)
 
-for _command in (topo, route, ebb, bandwidth, qos, trace):
+for _command in (topo, route, ebb, bandwidth, cac, qos, trace):
     main.add_command(_command)
 
 if __name__ == "__main__":

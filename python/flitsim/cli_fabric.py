@@ -1,9 +1,10 @@
-"""Fabric commands of the ``flitsim`` command line: ``topo``, ``route``, ``ebb`` and
-``bandwidth``.
+"""Fabric commands of the ``flitsim`` command line: ``topo``, ``route``, ``ebb``,
+``bandwidth`` and ``cac``.
 
 A TOPO argument is a topology file (``.json``: flitsim's format; anything else: an
 ``ibnetdiscover`` dump or ``ibsim`` net file) or a generator spec such as ``torus:6x6``,
-``kary-ntree:k=8,n=3``, ``xgft:h=2,m=10,10,w=5,5``, ``kautz:b=3,n=3,endpoints=4`` or
+``kary-ntree:k=8,n=3``, ``xgft:h=2,m=10,10,w=5,5``, ``kautz:b=3,n=3,endpoints=4``,
+``fly:k=4,n=3``, ``min:endpoints=128,radix=16`` (folded perfect-shuffle MIN) or
 ``random:switches=128,ports=32,endpoints=16,links=256,seed=1``.
 
 * ``flitsim topo generate|info|convert`` builds, describes and converts topologies.
@@ -14,6 +15,9 @@ A TOPO argument is a topology file (``.json``: flitsim's format; anything else: 
 * ``flitsim ebb`` computes the effective bisection bandwidth of a routing.
 * ``flitsim bandwidth TOPO --flow SRC:DST:RATE ... --best-effort SRC:DST ...`` runs the
   bandwidth manager's admission control and prints each flow's verdict and IDT.
+* ``flitsim cac TOPO --flows FILE --limit F`` runs the connection admission control of
+  deadline-based QoS: QoS flows on their least occupied candidate path within a link-load
+  limit, rejections naming the link that refused.
 
 Errors print ``error: <message>`` on stderr and exit with status 2, without a traceback
 (:mod:`flitsim._cli`).
@@ -95,7 +99,12 @@ def topo() -> None:
     Examples:
       flitsim topo generate kary-ntree:k=4,n=3 --out fat.topo
       flitsim topo info fat.topo
+      flitsim topo info min:endpoints=128,radix=16
       flitsim topo convert fabric.topo --to json --out fabric.json
+
+    Generator specs: torus:6x6, mesh:4x4, kary-ntree:k=8,n=3, xgft:h=2,m=10,10,w=5,5,
+    kautz:b=3,n=3,endpoints=4, random:switches=128,ports=32,endpoints=16,links=256,seed=1,
+    fly:k=4,n=3 (folded butterfly) and min:endpoints=128,radix=16 (folded perfect-shuffle MIN).
     """
 
 
@@ -582,3 +591,89 @@ def bandwidth(
         else:
             verdict = f"refused: {f['refused_by']['message']}"
         click.echo(f"  {f['src']:>4} -> {f['dst']:<4} {what:<16} {verdict}")
+
+
+# ----------------------------------------------------------------------------------------- cac
+
+
+@click.command("cac")
+@click.argument("topology", metavar="TOPO")
+@click.option(
+    "--flows", "flows_file", required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML ([[flow]] tables) or JSON ({\"flow\": [...]}) file of flows: src, dst, rate "
+    "(flits/cycle), optional name and qos (default true; false: unregulated).",
+)
+@click.option(
+    "--limit", type=float, default=0.7, show_default=True,
+    help="Largest share of a link's capacity QoS flows may reserve (0 < F <= 1).",
+)
+@click.option(
+    "--engine", "-e", default=None,
+    help=f"Route TOPO with this engine (default: the topology's): {engines_for_help()}.",
+)
+@click.option(
+    "--lmc", type=click.IntRange(0, 7), default=0, show_default=True,
+    help="LID mask count: 2^L candidate paths per destination (minhop, updn, ftree, dmodk, "
+    "sssp, dfsssp).",
+)
+@_max_vls_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def cac(
+    topology: str,
+    flows_file: Path,
+    limit: float,
+    engine: Optional[str],
+    lmc: int,
+    max_vls: int,
+    as_json: bool,
+) -> None:
+    """Connection admission control of QoS flows over a routing of TOPO.
+
+    QoS flows are admitted in file order when every link of one of their candidate paths
+    (the fabric's paths for the pair, --lmc) stays within --limit of its capacity, injection
+    and ejection links included; each gets the least occupied such path (Martinez et al.
+    2008, section 4.1). A rejection names the link that refused. Flows with qos = false are
+    unregulated: neither admitted nor counted.
+
+    \b
+    Examples:
+      flitsim cac min:endpoints=128,radix=16 --flows flows.toml --lmc 3 --json
+      flitsim cac kary-ntree:k=4,n=2 --flows flows.json --limit 0.5
+    """
+    text = _core.cac_json(topology, str(flows_file), engine, lmc, limit, max_vls)
+    if as_json:
+        click.echo(text)
+        return
+    click.echo(format_cac(json.loads(text)))
+
+
+def format_cac(r: Dict[str, Any]) -> str:
+    """Render a ``flitsim cac`` result for people."""
+    paths = r.get("paths", 1)
+    lines = [
+        f"{r.get('topology')} ({r.get('endpoints')} endpoints, {r.get('engine')}, {paths} "
+        f"path{'s' if paths != 1 else ''} per destination); limit {r.get('limit', 0):g}",
+        f"admitted {len(r.get('admitted', []))}, rejected {len(r.get('rejected', []))}, "
+        f"unregulated {len(r.get('unregulated', []))}",
+    ]
+    rows = []
+    for a in r.get("admitted", []):
+        rows.append((a, f"path {a['path']}, max load {a['max_load']:.4g}"))
+    for x in r.get("rejected", []):
+        rows.append((x, f"rejected: {x['message']}"))
+    for u in r.get("unregulated", []):
+        rows.append((u, "unregulated"))
+    rows.sort(key=lambda row: row[0]["flow"])
+    for f, verdict in rows:
+        name = f.get("name") or "-"
+        lines.append(
+            f"  {f['flow']:>4} {name:<12} {f['src']:>4} -> {f['dst']:<4} {f['rate']:<8.4g} "
+            f"{verdict}"
+        )
+    links = sorted(r.get("links", []), key=lambda link: -link["load"])
+    if links:
+        lines.append("most loaded links:")
+        for link in links[:10]:
+            lines.append(f"  {link['load']:.4g} ({link['flows']} flows)  {link['name']}")
+    return "\n".join(lines)

@@ -66,6 +66,11 @@ fn generate(cfg: &ExperimentConfig, base_dir: Option<&Path>) -> Result<Topology,
         TopologyConfig::KaryNtree { k, n, link_latency } => {
             generators::kary_ntree(*k, *n, *link_latency)?
         }
+        TopologyConfig::Min {
+            endpoints,
+            radix,
+            link_latency,
+        } => generators::folded_shuffle_min(*endpoints, *radix, *link_latency)?,
         TopologyConfig::Random {
             switches,
             ports,

@@ -74,6 +74,22 @@ impl FabricSize {
                     max_ports: 2 * u(*k),
                 }
             }
+            TopologyConfig::Min {
+                endpoints, radix, ..
+            } => {
+                // An endpoint count the generator refuses: sized as one stage of leaves.
+                let s =
+                    match flitsim_topology::generators::ShuffleMinLayout::new(*endpoints, *radix) {
+                        Ok(l) => l.switches() as u128,
+                        Err(_) => u(*endpoints / (*radix / 2).max(1)).max(1),
+                    };
+                FabricSize {
+                    switches: s,
+                    endpoints: u(*endpoints),
+                    switch_ports: s.saturating_mul(u(*radix)),
+                    max_ports: u(*radix),
+                }
+            }
             TopologyConfig::Random {
                 switches,
                 ports,
@@ -254,6 +270,8 @@ mod tests {
             "kind = \"torus\"\nsides = [4, 6]\nendpoints_per_switch = 2\ntrunk = 2",
             "kind = \"mesh\"\nsides = [3, 3, 3]",
             "kind = \"kary_ntree\"\nk = 4\nn = 3",
+            "kind = \"min\"\nendpoints = 128\nradix = 16",
+            "kind = \"min\"\nendpoints = 96\nradix = 8",
         ] {
             let cfg = ExperimentConfig::parse(
                 &format!("[topology]\n{text}\n[traffic]\nload = 0.1\n"),

@@ -1099,6 +1099,140 @@ pub fn bandwidth_json(
     .to_string())
 }
 
+/// One `[[flow]]` of a `flitsim cac` flow file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacFlowEntry {
+    src: u32,
+    dst: u32,
+    rate: f64,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default = "yes")]
+    qos: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A `flitsim cac` flow file: `[[flow]]` entries (TOML) or `{"flow": [...]}` (JSON).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacFlowFile {
+    flow: Vec<CacFlowEntry>,
+}
+
+/// Reads the flow requests of `flitsim cac` from `path`: TOML with `[[flow]]` tables, or JSON
+/// (a `.json` file, or text starting with `{`) with a `flow` array; each flow has `src`, `dst`
+/// (endpoint indices), `rate` (flits/cycle), optional `name` and `qos` (default true). Errors
+/// name the file and the key (`flows.toml: flow[3].rate: …`).
+pub fn read_cac_flows(path: &Path) -> Result<Vec<flitsim_manager::cac::FlowRequest>, ReportError> {
+    let file = path.display().to_string();
+    let err = |m: String| ReportError::Invalid(format!("{file}: {m}"));
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ReportError::Invalid(format!("cannot read flow file {file}: {e}")))?;
+    let json = path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("json"))
+        || text.trim_start().starts_with('{');
+    let typed: Result<CacFlowFile, (String, String)> = if json {
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        serde_path_to_error::deserialize(v)
+            .map_err(|e| (e.path().to_string(), e.inner().to_string()))
+    } else {
+        let v: toml::Table = toml::from_str(&text)
+            .map_err(|e| err(format!("not valid TOML: {}", e.to_string().trim_end())))?;
+        serde_path_to_error::deserialize(toml::Value::Table(v)).map_err(|e| {
+            (
+                e.path().to_string(),
+                e.inner().message().trim_end().to_string(),
+            )
+        })
+    };
+    let doc = typed.map_err(|(at, m)| {
+        if at.is_empty() || at == "." {
+            err(m)
+        } else {
+            err(format!("{at}: {m}"))
+        }
+    })?;
+    if doc.flow.is_empty() {
+        return Err(err(
+            "no flows: give [[flow]] entries with src, dst and rate".into(),
+        ));
+    }
+    Ok(doc
+        .flow
+        .into_iter()
+        .map(|f| flitsim_manager::cac::FlowRequest {
+            src: f.src,
+            dst: f.dst,
+            rate: f.rate,
+            name: f.name,
+            qos: f.qos,
+        })
+        .collect())
+}
+
+/// `flitsim cac`: connection admission control ([`flitsim_manager::cac`]) of the flows in the
+/// file at `flows_path` ([`read_cac_flows`]) over the routing of `spec_or_path` by `engine`
+/// (default: the topology's default engine) with `2^lmc` paths per destination, every link's
+/// QoS load kept within `limit`. JSON: `topology`, `engine`, `endpoints`, `lmc`, `limit`,
+/// `paths`, `admitted`, `rejected` (each with the `link` that refused), `unregulated` and
+/// `links` (reserved load per link). A malformed flow is an error naming the file and the key.
+pub fn cac_json(
+    spec_or_path: &str,
+    flows_path: &Path,
+    engine: Option<&str>,
+    lmc: u8,
+    limit: f64,
+    max_vls: u8,
+) -> Result<String, ReportError> {
+    use flitsim_manager::cac::{self, CacError};
+    cac::check_limit(limit).map_err(|e| ReportError::Invalid(format!("--{e}")))?;
+    if lmc > flitsim_topology::MAX_LMC {
+        return Err(ReportError::Invalid(format!(
+            "LMC {lmc} is out of range: InfiniBand allows 0..={} (2^lmc paths per destination)",
+            flitsim_topology::MAX_LMC
+        )));
+    }
+    let flows = read_cac_flows(flows_path)?;
+    let topo = load_topology(spec_or_path)?;
+    let engine = engine.unwrap_or_else(|| crate::experiment::engine_for_shape(&topo));
+    check_routing_memory(&topo, max_vls, lmc)?;
+    let fabric = route_with(
+        &topo,
+        engine,
+        &RoutingRequest {
+            vls: max_vls,
+            classes: 1,
+        },
+        &EngineOptions {
+            lmc,
+            ..EngineOptions::default()
+        },
+    )?;
+    let report = cac::admit(&topo, &fabric, &flows, limit).map_err(|e| match e {
+        CacError::Flow { .. } => ReportError::Invalid(format!("{}: {e}", flows_path.display())),
+        CacError::Limit(_) => ReportError::Invalid(format!("--{e}")),
+    })?;
+    let mut out = serde_json::json!({
+        "topology": topo.name(),
+        "engine": fabric.engine,
+        "endpoints": topo.num_endpoints(),
+        "lmc": lmc,
+    });
+    if let (Some(o), serde_json::Value::Object(r)) = (
+        out.as_object_mut(),
+        serde_json::to_value(&report).expect("serialises"),
+    ) {
+        o.extend(r);
+    }
+    Ok(out.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1363,6 +1497,95 @@ mod tests {
         assert_eq!(a["ebb_mean"], b["ebb_mean"]);
         assert_eq!(b["engine"], "file");
         assert!(ebb_json("kary-ntree:k=2,n=3", None, None, 20, 3, 2).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn cac_reads_toml_and_json_flow_files_and_names_bad_keys() {
+        let dir = std::env::temp_dir().join(format!("flitsim-cac-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let toml_file = dir.join("flows.toml");
+        std::fs::write(
+            &toml_file,
+            "[[flow]]\nsrc = 0\ndst = 3\nrate = 0.3\nname = \"a\"\n\
+             [[flow]]\nsrc = 1\ndst = 3\nrate = 0.3\n\
+             [[flow]]\nsrc = 2\ndst = 3\nrate = 0.3\n\
+             [[flow]]\nsrc = 2\ndst = 3\nrate = 1\nqos = false\n",
+        )
+        .unwrap();
+        let v = json(&cac_json("kary-ntree:k=4,n=1", &toml_file, None, 0, 0.7, 2).unwrap());
+        assert_eq!(v["engine"], "dmodk");
+        assert_eq!(v["admitted"].as_array().unwrap().len(), 2);
+        assert_eq!(v["admitted"][0]["name"], "a");
+        assert_eq!(v["rejected"][0]["flow"], 2);
+        assert_eq!(
+            v["rejected"][0]["link"]["name"],
+            "switch \"sw_l0_0\" port 3 → endpoint 3 (\"ep3\")"
+        );
+        assert_eq!(v["rejected"][0]["link"]["from"]["port"], 3);
+        assert_eq!(v["unregulated"][0]["flow"], 3);
+        assert_eq!(v["links"].as_array().unwrap().len(), 3);
+        assert_eq!(v["links"][2]["flows"], 2);
+        let json_file = dir.join("flows.json");
+        std::fs::write(
+            &json_file,
+            r#"{"flow": [{"src": 0, "dst": 5, "rate": 0.5}, {"src": 1, "dst": 5, "rate": 0.1}]}"#,
+        )
+        .unwrap();
+        let v =
+            json(&cac_json("kary-ntree:k=4,n=2", &json_file, Some("minhop"), 2, 0.7, 2).unwrap());
+        assert_eq!((v["lmc"].as_u64(), v["paths"].as_u64()), (Some(2), Some(4)));
+        assert_eq!(v["admitted"].as_array().unwrap().len(), 2);
+        let e = |text: &str| {
+            std::fs::write(&toml_file, text).unwrap();
+            cac_json("kary-ntree:k=4,n=1", &toml_file, None, 0, 0.7, 2)
+                .unwrap_err()
+                .to_string()
+        };
+        let f = toml_file.display().to_string();
+        let two = "[[flow]]\nsrc = 0\ndst = 1\nrate = 0.1\n[[flow]]\nsrc = 0\ndst = 1\n";
+        assert_eq!(
+            e(&format!("{two}rate = \"fast\"\n")),
+            format!("{f}: flow[1].rate: invalid type: string \"fast\", expected f64")
+        );
+        assert_eq!(
+            e(&format!("{two}rate = -1\n")),
+            format!("{f}: flow[1].rate: -1: must be a positive number of flits/cycle")
+        );
+        let m = e(&format!("{two}rate = 0.1\nsize = 3\n"));
+        assert!(m.starts_with(&format!("{f}: flow[1]")), "{m}");
+        assert!(m.contains("unknown field `size`"), "{m}");
+        let m = e("[[flow]]\nsrc = 0\nrate = 0.1\n");
+        assert!(
+            m.contains("flow[0]") && m.contains("missing field `dst`"),
+            "{m}"
+        );
+        assert!(e("[[flow]]\nsrc = 0\ndst = 9\nrate = 0.1\n")
+            .contains("flow[0].dst: endpoint 9 does not exist"));
+        let m = e("[[flows]]\nsrc = 0\n");
+        assert!(
+            m.starts_with(&format!(
+                "{f}: flows: unknown field `flows`, expected `flow`"
+            )),
+            "{m}"
+        );
+        assert!(e("flow = []\n").contains("no flows"));
+        assert!(e("[[flow]\n").contains("not valid TOML"));
+        let m = cac_json(
+            "kary-ntree:k=4,n=1",
+            &dir.join("none.toml"),
+            None,
+            0,
+            0.7,
+            2,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(m.starts_with("cannot read flow file"), "{m}");
+        let m = cac_json("kary-ntree:k=4,n=1", &json_file, None, 0, 1.5, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(m.starts_with("--limit 1.5"), "{m}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -147,7 +147,7 @@ impl fmt::Display for Refusal {
 
 /// `x` with at most 9 decimals, without trailing zeros (sums of rates print as 1, not
 /// 0.9999999999999999).
-fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     let s = format!("{x:.9}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" {

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod bandwidth;
+pub mod cac;
 pub mod cdg;
 pub mod ebb;
 pub mod fabric;

@@ -333,6 +333,27 @@ fn bandwidth_json(
     })
 }
 
+/// Connection admission control (JSON) of the flows in the file `flows_path` over the routing
+/// of `engine` (default: the topology's) with `2^lmc` paths per destination, every link's QoS
+/// load kept within `limit`.
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, flows_path, engine = None, lmc = 0, limit = 0.7, max_vls = 8))]
+fn cac_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    flows_path: std::path::PathBuf,
+    engine: Option<&str>,
+    lmc: u64,
+    limit: f64,
+    max_vls: u64,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    let lmc = u8::try_from(lmc).map_err(|_| err(format!("lmc must be in 0..=7, got {lmc}")))?;
+    interruptible(py, || {
+        report::cac_json(spec_or_path, &flows_path, engine, lmc, limit, max_vls)
+    })
+}
+
 /// The version of the compiled flitsim core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -359,6 +380,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(route_json, m)?)?;
     m.add_function(wrap_pyfunction!(ebb_json, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cac_json, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;
     Ok(())

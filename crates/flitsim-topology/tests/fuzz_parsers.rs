@@ -253,6 +253,7 @@ fn spec() -> impl Strategy<Value = String> {
             "torus:{a}",
             "kary-ntree:k={a},n={n}",
             "fly:k={a},n={n},latency={c}",
+            "min:endpoints={a},radix={b}",
             "xgft:h={a},m={l},w={m}",
             "xgft:h={a},m={l},w={m},endpoints={b}",
             "xgft:h={a},m={l},w={m},total_endpoints={b}",

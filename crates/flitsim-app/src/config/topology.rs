@@ -45,6 +45,19 @@ pub enum TopologyConfig {
         #[serde(default = "one")]
         link_latency: u32,
     },
+    /// Folded (bidirectional) perfect-shuffle multistage network, the butterfly MIN of
+    /// Martínez et al. (IEEE TC 2008, §4.1): `endpoints` endpoints on switches of `radix`
+    /// ports (`endpoints = 128, radix = 16`: the paper's 24-switch, two-stage network). See
+    /// `flitsim_topology::generators::folded_shuffle_min`.
+    Min {
+        /// Endpoints.
+        endpoints: u32,
+        /// Ports per switch (even, at least 4).
+        radix: u32,
+        /// Link latency in cycles (default 1).
+        #[serde(default = "one")]
+        link_latency: u32,
+    },
     /// Random irregular network (always connected).
     Random {
         /// Number of switches.
@@ -128,6 +141,21 @@ impl TopologyConfig {
                 at_least("n", *n, 1)?;
                 at_least("link_latency", *link_latency, 1)
             }
+            TopologyConfig::Min {
+                endpoints,
+                radix,
+                link_latency,
+            } => {
+                at_least("endpoints", *endpoints, 2)?;
+                at_least("radix", *radix, 4)?;
+                if !radix.is_multiple_of(2) {
+                    return Err(ParamError::new(
+                        "topology.radix",
+                        format!("{radix}: must be even (half the ports down, half up)"),
+                    ));
+                }
+                at_least("link_latency", *link_latency, 1)
+            }
             TopologyConfig::Random {
                 switches,
                 ports,
@@ -147,5 +175,38 @@ impl TopologyConfig {
             }
             TopologyConfig::File { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ExperimentConfig;
+
+    fn min(extra: &str) -> Result<ExperimentConfig, String> {
+        ExperimentConfig::parse(
+            &format!("[topology]\nkind = \"min\"\n{extra}\n[traffic]\nload = 0.1\n"),
+            "t.toml",
+            &[],
+            None,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// `kind = "min"` builds the folded perfect-shuffle MIN; bad keys are named.
+    #[test]
+    fn min_kind_builds_the_papers_network_and_names_bad_keys() {
+        let cfg = min("endpoints = 128\nradix = 16").unwrap();
+        let topo = crate::build_topology(&cfg, None).unwrap();
+        assert_eq!((topo.num_switches(), topo.num_endpoints()), (24, 128));
+        let e = min("endpoints = 128\nradix = 15").unwrap_err();
+        assert!(
+            e.contains("topology.radix") && e.contains("must be even"),
+            "{e}"
+        );
+        let e = min("endpoints = 1\nradix = 16").unwrap_err();
+        assert!(e.contains("topology.endpoints"), "{e}");
+        let cfg = min("endpoints = 100\nradix = 16").unwrap();
+        let e = crate::build_topology(&cfg, None).unwrap_err().to_string();
+        assert!(e.contains("try 96 or 104"), "{e}");
     }
 }

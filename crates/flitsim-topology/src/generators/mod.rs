@@ -1,6 +1,6 @@
 //! Topology generators, one file per family: tori and meshes (`torus.rs`), fat trees, XGFTs
-//! and the folded butterfly (`trees.rs`), Kautz networks (`kautz.rs`), random networks
-//! (`random.rs`), and one-line specs (`spec.rs`). Each generator documents its port numbering
+//! and the folded butterfly (`trees.rs`), the folded perfect-shuffle MIN (`shuffle.rs`), Kautz
+//! networks (`kautz.rs`), random networks (`random.rs`), and one-line specs (`spec.rs`). Each generator documents its port numbering
 //! (in its own documentation and in [`Shape`](crate::Shape)), which routing engines rely on,
 //! and its source. Every generated topology has GUIDs and LIDs
 //! ([`Topology::assign_guids_and_lids`]). [`from_spec`] builds any of them from a one-line spec
@@ -10,12 +10,14 @@ use crate::{Endpoint, Link, NodeId, PortNum, PortRef, Topology, TopologyError};
 
 mod kautz;
 mod random;
+mod shuffle;
 mod spec;
 mod torus;
 mod trees;
 
 pub use kautz::{kautz, kautz_index, kautz_symbols};
 pub use random::{random, RandomParams};
+pub use shuffle::{folded_shuffle_min, perfect_shuffle, ShuffleMinLayout};
 pub use spec::{from_spec, table1_presets};
 pub use torus::{coords, index, torus, torus_or_mesh};
 pub use trees::{folded_butterfly, kary_ntree, xgft, xgft_with_leaves};
@@ -132,6 +134,7 @@ mod tests {
             from_spec("random:switches=8,ports=6,endpoints=2,links=10,seed=3").unwrap(),
             from_spec("kautz:b=2,n=1,endpoints=2").unwrap(),
             from_spec("fly:k=2,n=3").unwrap(),
+            from_spec("min:endpoints=24,radix=8").unwrap(),
             from_spec("xgft:h=1,m=4,w=2,endpoints=3").unwrap(),
         ] {
             let ns = t.num_switches();

@@ -1,8 +1,8 @@
 //! One-line generator specs ([`from_spec`], `torus:6x6`, `xgft:h=2,m=10,10,w=5,5`, …) and the
 //! networks of Domke, Hoefler and Nagel's Table I as specs ([`table1_presets`]).
 use super::{
-    folded_butterfly, kary_ntree, kautz, param_err, random, torus_or_mesh, xgft, xgft_with_leaves,
-    EndpointPlacement, RandomParams,
+    folded_butterfly, folded_shuffle_min, kary_ntree, kautz, param_err, random, torus_or_mesh,
+    xgft, xgft_with_leaves, EndpointPlacement, RandomParams,
 };
 use crate::{Topology, TopologyError};
 
@@ -168,6 +168,7 @@ impl<'a> SpecParams<'a> {
 /// | `torus:6x6`, `mesh:4x4` (optional `,endpoints=E,trunk=T`, default 1 and 1) | [`torus_or_mesh`] |
 /// | `random:switches=128,ports=32,endpoints=16,links=256,seed=1` (optional `multi_links=1`) | [`random`](fn@random) |
 /// | `fly:k=4,n=3` | [`folded_butterfly`] |
+/// | `min:endpoints=128,radix=16` | [`folded_shuffle_min`] (folded perfect-shuffle MIN) |
 ///
 /// Errors ([`TopologyError::Parameters`]) name the bad or missing parameter.
 pub fn from_spec(spec: &str) -> Result<Topology, TopologyError> {
@@ -260,9 +261,15 @@ pub fn from_spec(spec: &str) -> Result<Topology, TopologyError> {
             p.done()?;
             folded_butterfly(k, n, latency)
         }
+        "min" => {
+            p.no_positional()?;
+            let (e, r) = (p.req("endpoints")?, p.req("radix")?);
+            p.done()?;
+            folded_shuffle_min(e, r, latency)
+        }
         other => Err(param_err(format!(
             "unknown topology kind '{other}' in '{spec}'; expected one of kary-ntree, xgft, \
-             kautz, torus, mesh, random, fly"
+             kautz, torus, mesh, random, fly, min"
         ))),
     }?;
     Ok(t)
@@ -314,6 +321,8 @@ mod tests {
         let t = from_spec("kautz:b=3,n=3,endpoints=4").unwrap();
         assert_eq!((t.num_switches(), t.num_endpoints()), (108, 432));
         assert_eq!(from_spec("fly:k=4,n=3").unwrap().num_endpoints(), 64);
+        let t = from_spec("min:endpoints=128,radix=16").unwrap();
+        assert_eq!((t.num_switches(), t.num_endpoints()), (24, 128));
         assert_eq!(
             from_spec("kary-ntree:k=2,n=2,latency=3")
                 .unwrap()
@@ -358,6 +367,9 @@ mod tests {
             ("kary-ntree:k=40000,n=1", "ports per switch is too many"),
             ("fly:k=1048576,n=1", "ports per switch is too many"),
             ("fly:k=64,n=6", "fly:"),
+            ("min:endpoints=4294967295,radix=4", "min:"),
+            ("min:endpoints=4294967296,radix=16", "min:"),
+            ("min:endpoints=1024,radix=1048576", "ports per switch is too many"),
             ("kautz:b=4294967295,n=1", "kautz:"),
             ("kautz:b=4000,n=1", "kautz:"),
             ("kautz:b=2,n=3,total_endpoints=4294967295", "kautz:"),
