@@ -365,6 +365,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("trace",),
     ("bandwidth",),
     ("deadline",),
+    ("admission",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

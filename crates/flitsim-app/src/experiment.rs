@@ -578,6 +578,46 @@ fn manage_bandwidth(
     Ok((params, Some(out), schedule))
 }
 
+/// With `qos.admission_limit`: admits the flows of regulated classes (every flow without
+/// `[[qos.class]]`) in flow order, each on its least occupied path; returns the report and, per
+/// flow, its path or `None` when refused.
+fn admission_control(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    fabric: &FabricConfig,
+) -> Result<Option<(serde_json::Value, Vec<Option<u8>>)>, ExperimentError> {
+    use flitsim_manager::cac::{admit, FlowRequest};
+    let Some(limit) = cfg.qos.admission_limit else {
+        return Ok(None);
+    };
+    let specs = cfg.traffic.expand_flows(topo.num_endpoints(), cfg.seed);
+    let regulated = |c: u8| {
+        cfg.qos.classes.is_empty()
+            || cfg.qos.classes.get(c as usize).is_some_and(|q| q.regulated)
+    };
+    let requests: Vec<FlowRequest> = specs
+        .iter()
+        .map(|f| {
+            if regulated(f.class) {
+                FlowRequest::qos(f.src, f.dst, f.rate)
+            } else {
+                FlowRequest::unregulated(f.src, f.dst, f.rate)
+            }
+        })
+        .collect();
+    let report = admit(topo, fabric, &requests, limit)
+        .map_err(|e| cfg.error("qos.admission_limit", &e.to_string()))?;
+    let mut decisions: Vec<Option<u8>> = specs.iter().map(|f| Some(f.path as u8)).collect();
+    for a in &report.admitted {
+        decisions[a.flow] = Some(a.path as u8);
+    }
+    for r in &report.rejected {
+        decisions[r.flow] = None;
+    }
+    let json = serde_json::to_value(&report).map_err(|e| ExperimentError::Assembly(e.to_string()))?;
+    Ok(Some((json, decisions)))
+}
+
 /// Runs a parsed experiment.
 pub fn run_experiment(
     cfg: &ExperimentConfig,
@@ -587,12 +627,17 @@ pub fn run_experiment(
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     check_flow_paths(cfg, &fabric)?;
     let (params, mut bandwidth, idt_changes) = manage_bandwidth(cfg, &topo, &fabric)?;
+    let admission = admission_control(cfg, &topo, &fabric)?;
     let mut net = Network::build(&params, &topo, fabric)?;
     if !idt_changes.is_empty() {
         net.schedule_idts(&idt_changes)?;
     }
+    if let Some((_, decisions)) = &admission {
+        net.admit_flows(decisions)?;
+    }
     let mut result = net.run()?;
     result.cdg = cdg;
+    result.admission = admission.map(|(report, _)| report);
     if let Some(b) = &mut bandwidth {
         for v in b.iter_mut() {
             v.accepted_rate = result

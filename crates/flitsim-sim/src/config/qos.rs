@@ -59,6 +59,13 @@ pub struct QosConfig {
     /// deadlines travel as time to deadline, so results do not depend on it (§3.3).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clock_skew: u64,
+    /// Connection admission control (Martínez et al. 2008, §4.1): the flows of regulated
+    /// classes (`qos.class[c].regulated`; every flow without `[[qos.class]]`) are admitted in
+    /// order only while every link of one of their paths stays at or below this fraction of
+    /// its capacity, each on its least occupied path; refused flows send nothing. The paper
+    /// uses 0.7. Results gain `admission` (the `flitsim cac` report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_limit: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -267,6 +267,34 @@ impl Network {
         Ok(())
     }
 
+    /// Applies admission control's decisions to the flows (in flow id order): `Some(k)` runs
+    /// the flow on path `k`, `None` refuses it (it sends nothing). Fails when the list does not
+    /// cover the flows or a path does not exist.
+    pub fn admit_flows(&mut self, decisions: &[Option<u8>]) -> Result<(), SimError> {
+        if decisions.len() != self.counters.flows.len() {
+            return Err(SimError::Build(format!(
+                "admission decisions for {} flows, the network has {}",
+                decisions.len(),
+                self.counters.flows.len()
+            )));
+        }
+        let paths = self.fabric.num_paths();
+        for src in &mut self.sources {
+            let Some(f) = &mut src.flow else { continue };
+            match decisions[f.tag.flow as usize] {
+                Some(k) if (k as usize) < paths => f.tag.path = k,
+                Some(k) => {
+                    return Err(SimError::Build(format!(
+                        "flow {}: path {k}, but the fabric offers {paths}",
+                        f.tag.flow
+                    )))
+                }
+                None => f.stop = 0,
+            }
+        }
+        Ok(())
+    }
+
     /// Records every delivered packet (for tests and debugging; costs memory per packet).
     pub fn enable_trace(&mut self) {
         self.counters.trace = Some(Vec::new());

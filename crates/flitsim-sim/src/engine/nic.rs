@@ -193,6 +193,9 @@ impl Network {
             let c = src.class as usize;
             if let Some(f) = &src.flow {
                 let (tag, dst, start, stop) = (f.tag, f.dst, f.start, f.stop);
+                if t >= stop {
+                    continue; // refused by admission control
+                }
                 let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
                 let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
                 if next.saturating_add(start) < stop {

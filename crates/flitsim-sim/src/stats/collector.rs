@@ -357,6 +357,7 @@ impl Collector {
             trace: None,
             bandwidth: None,
             deadline: None,
+            admission: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

@@ -492,6 +492,11 @@ pub struct RunResult {
     /// `switch.vl_discipline` other than FIFO.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<DeadlineResult>,
+    /// Connection admission control's report (with `qos.admission_limit`): the same object as
+    /// `flitsim cac --json` prints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub admission: Option<serde_json::Value>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }
