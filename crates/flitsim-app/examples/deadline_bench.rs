@@ -13,8 +13,7 @@
 use std::path::PathBuf;
 
 fn run(path: &PathBuf, sets: &[String]) -> flitsim_sim::RunResult {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     flitsim_app::run_experiment_str(&text, &path.display().to_string(), sets, None)
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -578,6 +578,9 @@ fn manage_bandwidth(
     Ok((params, Some(out), schedule))
 }
 
+/// Admission control's report (as JSON) and, per flow, its path (`None`: refused).
+type Admission = (serde_json::Value, Vec<Option<u8>>);
+
 /// With `qos.admission_limit`: admits the flows of regulated classes (every flow without
 /// `[[qos.class]]`) in flow order, each on its least occupied path; returns the report and, per
 /// flow, its path or `None` when refused.
@@ -585,15 +588,14 @@ fn admission_control(
     cfg: &ExperimentConfig,
     topo: &Topology,
     fabric: &FabricConfig,
-) -> Result<Option<(serde_json::Value, Vec<Option<u8>>)>, ExperimentError> {
+) -> Result<Option<Admission>, ExperimentError> {
     use flitsim_manager::cac::{admit, FlowRequest};
     let Some(limit) = cfg.qos.admission_limit else {
         return Ok(None);
     };
     let specs = cfg.traffic.expand_flows(topo.num_endpoints(), cfg.seed);
     let regulated = |c: u8| {
-        cfg.qos.classes.is_empty()
-            || cfg.qos.classes.get(c as usize).is_some_and(|q| q.regulated)
+        cfg.qos.classes.is_empty() || cfg.qos.classes.get(c as usize).is_some_and(|q| q.regulated)
     };
     let requests: Vec<FlowRequest> = specs
         .iter()
@@ -614,7 +616,8 @@ fn admission_control(
     for r in &report.rejected {
         decisions[r.flow] = None;
     }
-    let json = serde_json::to_value(&report).map_err(|e| ExperimentError::Assembly(e.to_string()))?;
+    let json =
+        serde_json::to_value(&report).map_err(|e| ExperimentError::Assembly(e.to_string()))?;
     Ok(Some((json, decisions)))
 }
 

@@ -160,7 +160,10 @@ fn traditional_two_vcs_cannot_tell_best_effort_classes_apart_but_edf_can() {
     let r = run(&scenario("traditional_2vc", ""), "dl.toml", &[]);
     let be = class(&r, "besteffort").accepted_load.unwrap();
     let bg = class(&r, "background").accepted_load.unwrap();
-    assert!((be / bg - 1.0).abs() < 0.25, "besteffort {be} vs background {bg}");
+    assert!(
+        (be / bg - 1.0).abs() < 0.25,
+        "besteffort {be} vs background {bg}"
+    );
     // No deadlines: no TTD is reported.
     assert_eq!(r.deadline.unwrap().max_ttd, None);
 }
@@ -172,7 +175,11 @@ fn host_discards_packets_that_wait_too_long() {
     let text = text.replacen("rate = \"2.4Gb/s\"", "rate = \"3.9Gb/s\"", 2);
     let r = run(&text, "dl.toml", &[]);
     let d = r.deadline.unwrap();
-    let bg = d.discarded.iter().find(|c| c.class == "background").unwrap();
+    let bg = d
+        .discarded
+        .iter()
+        .find(|c| c.class == "background")
+        .unwrap();
     assert!(bg.packets > 0 && bg.flits >= bg.packets, "{d:?}");
     let ctl = d.discarded.iter().find(|c| c.class == "control").unwrap();
     assert_eq!(ctl.packets, 0);
@@ -191,7 +198,10 @@ fn the_same_seed_gives_the_same_run() {
 fn deadline_keys_are_checked_with_their_names() {
     let text = scenario("advanced_2vc", "");
     let e = run_err(&text, "dl.toml", &["qos.scheduler=\"dtable\""]);
-    assert!(e.contains("qos.scheduler") && e.contains("qos.architecture"), "{e}");
+    assert!(
+        e.contains("qos.scheduler") && e.contains("qos.architecture"),
+        "{e}"
+    );
     let e = run_err(&text, "dl.toml", &["routing.vls=1"]);
     assert!(e.contains("routing.vls = 1") && e.contains("2 VLs"), "{e}");
     let e = run_err(&text, "dl.toml", &["switch.vl_discipline=\"heap\""]);

@@ -10,9 +10,8 @@ use super::route::{Organisation, RouteSource, SourceRoutes};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    DeadlineStamp, QosArchitecture, VlDiscipline,
-    FlowSpec, InjectionKind, ParamError, SchedulerConfig, SharedBufferConfig, SimParams,
-    SwitchOrganisation, Switching,
+    DeadlineStamp, FlowSpec, InjectionKind, ParamError, QosArchitecture, SchedulerConfig,
+    SharedBufferConfig, SimParams, SwitchOrganisation, Switching, VlDiscipline,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -420,7 +419,7 @@ impl Network {
                         (depth.unwrap_or(mtu[c] as u32) as f64, 0)
                     })
                     .collect();
-                nic.buckets = Some(Box::new(full));
+                nic.buckets = Some(full);
             }
         }
         if cfg.nic.rate_control {

@@ -59,7 +59,13 @@ impl DeadlineState {
         let mut offsets = |n: usize| -> Vec<i64> {
             use rand::Rng;
             (0..n)
-                .map(|_| if skew == 0 { 0 } else { rng.gen_range(-skew..=skew) })
+                .map(|_| {
+                    if skew == 0 {
+                        0
+                    } else {
+                        rng.gen_range(-skew..=skew)
+                    }
+                })
                 .collect()
         };
         let sw_off = offsets(switches);
@@ -287,7 +293,9 @@ impl Network {
     /// queue `q` (an input VL when `input`, else an output-buffer VL).
     #[inline]
     pub(crate) fn count_order_error(&mut self, q: usize, input: bool) {
-        let Some(dl) = self.dl.as_deref_mut() else { return };
+        let Some(dl) = self.dl.as_deref_mut() else {
+            return;
+        };
         let queue = if input {
             &self.inputs[q]
         } else {

@@ -92,7 +92,7 @@ pub(crate) struct Nic {
     /// The EDF host of deadline-based QoS (its queues replace the class queues).
     pub edf: Option<Box<super::deadline::HostEdf>>,
     /// Token buckets per class (`qos.class[].bucket_rate`): (tokens, last update cycle).
-    pub buckets: Option<Box<Vec<(f64, Cycle)>>>,
+    pub buckets: Option<Vec<(f64, Cycle)>>,
 }
 
 impl Nic {
@@ -360,7 +360,7 @@ impl Network {
                     continue;
                 }
                 let nic = &mut self.nics[e];
-                if let Some(b) = nic.buckets.as_deref_mut() {
+                if let Some(b) = nic.buckets.as_mut() {
                     b[c].0 -= len as f64;
                 }
                 let msg = nic.app[c].front_mut().unwrap();
@@ -392,7 +392,7 @@ impl Network {
     /// Whether class `c`'s token bucket at NIC `e` holds `len` tokens at cycle `t` (refilled
     /// first; always true without buckets or for a class without one). Takes nothing.
     fn take_tokens(&mut self, e: usize, c: usize, len: u32, t: Cycle) -> bool {
-        let Some(b) = self.nics[e].buckets.as_deref_mut() else {
+        let Some(b) = self.nics[e].buckets.as_mut() else {
             return true;
         };
         let Some(q) = self.cfg.qos.classes.get(c) else {

@@ -189,7 +189,10 @@ impl VlQueue {
             Discipline::OrderedTakeover => {
                 let before = self.head().map(|h| h.pkt);
                 // The ordered queue's last packet, unless it is a head already on its way out.
-                let last = self.pkts.back().filter(|l| !(self.pkts.len() == 1 && l.started()));
+                let last = self
+                    .pkts
+                    .back()
+                    .filter(|l| !(self.pkts.len() == 1 && l.started()));
                 let to_over = last.is_some_and(|l| b.dl < l.dl);
                 self.rx_over = to_over;
                 if to_over {
@@ -363,7 +366,10 @@ mod tests {
             heap += run(Discipline::Heap, &ops, &dls).1;
         }
         assert_eq!(heap, 0);
-        assert!(fifo > 100, "the scenarios make order errors under FIFO: {fifo}");
+        assert!(
+            fifo > 100,
+            "the scenarios make order errors under FIFO: {fifo}"
+        );
         assert!(2 * ot < fifo, "take-over {ot} vs FIFO {fifo}");
     }
 
