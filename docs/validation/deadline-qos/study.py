@@ -98,6 +98,9 @@ def one(job: tuple) -> dict:
     for dc in d.get("discarded") or ():
         row[f"{dc['class']}_discarded"] = dc["packets"]
     row["order_errors"] = d.get("order_errors")
+    by_vl = d.get("order_errors_by_vl") or []
+    lanes = max(1, len(by_vl) // (4 if arch == "traditional_4vc" else 2))
+    row["order_errors_regulated"] = sum(by_vl[:lanes]) if by_vl else None
     row["max_ttd_us"] = None if d.get("max_ttd_ns") is None else d["max_ttd_ns"] / 1e3
     a = r.get("admission") or {}
     row["video_flows_rejected"] = len(a.get("rejected") or ())
@@ -127,6 +130,7 @@ METRICS = [
     ("background_accepted_gbps", "background accepted (Gb/s)"),
     ("video_discarded", "video packets discarded"),
     ("order_errors", "order errors"),
+    ("order_errors_regulated", "order errors in the regulated VC"),
 ]
 
 

@@ -387,7 +387,7 @@ impl Network {
         // NIC's flows in id order.
         let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, vls)).collect();
         let mut flow_local = vec![0u32; flows.len()];
-        let dl = super::deadline::DeadlineState::new(cfg, switches.len(), n);
+        let dl = super::deadline::DeadlineState::new(cfg, switches.len(), n, vls);
         if dl.as_ref().is_some_and(|d| d.edf) {
             let rules = stamp_rules(cfg).map_err(err)?;
             let mut local: Vec<Vec<super::deadline::StampRule>> = vec![rules.clone(); n];

@@ -34,7 +34,8 @@ pub(crate) struct DeadlineState {
     pub nic_off: Vec<i64>,
     /// Largest TTD put on a link.
     pub max_ttd: i64,
-    pub order_errors: u64,
+    /// Order errors per VL.
+    pub order_errors: Vec<u64>,
     /// Per class: packets and flits discarded at the hosts.
     pub discarded: Vec<(u64, u64)>,
     /// `qos.discard_after`.
@@ -45,7 +46,7 @@ pub(crate) struct DeadlineState {
 
 impl DeadlineState {
     /// The state for `cfg`, or `None` when no deadline feature is configured.
-    pub fn new(cfg: &SimParams, switches: usize, endpoints: usize) -> Option<Self> {
+    pub fn new(cfg: &SimParams, switches: usize, endpoints: usize, vls: usize) -> Option<Self> {
         let q = &cfg.qos;
         let on = q.architecture.is_some()
             || !q.classes.is_empty()
@@ -75,7 +76,7 @@ impl DeadlineState {
             sw_off,
             nic_off,
             max_ttd: i64::MIN,
-            order_errors: 0,
+            order_errors: vec![0; vls],
             discarded: vec![(0, 0); cfg.traffic.classes.len()],
             discard_after: q.discard_after,
             architecture: q.architecture.map(|a| a.name()),
@@ -94,7 +95,8 @@ impl DeadlineState {
                     flits,
                 })
                 .collect(),
-            order_errors: self.order_errors,
+            order_errors: self.order_errors.iter().sum(),
+            order_errors_by_vl: self.order_errors.clone(),
             max_ttd: (self.edf && self.max_ttd != i64::MIN).then_some(self.max_ttd),
             max_ttd_ns: None,
         }
@@ -293,6 +295,7 @@ impl Network {
     /// queue `q` (an input VL when `input`, else an output-buffer VL).
     #[inline]
     pub(crate) fn count_order_error(&mut self, q: usize, input: bool) {
+        let vls = self.vls;
         let Some(dl) = self.dl.as_deref_mut() else {
             return;
         };
@@ -302,7 +305,7 @@ impl Network {
             &self.obuf.queues[q]
         };
         if queue.earlier_waiting() {
-            dl.order_errors += 1;
+            dl.order_errors[q % vls] += 1;
         }
     }
 

@@ -266,6 +266,8 @@ pub struct DeadlineResult {
     /// Packets that started to leave a switch VL buffer while a packet with an earlier
     /// deadline waited behind them in the same VL (Martínez et al. 2008, §3.2).
     pub order_errors: u64,
+    /// `order_errors` per VL (under `qos.architecture`, VC `v` has VLs `v·lanes …`).
+    pub order_errors_by_vl: Vec<u64>,
     /// The largest time to deadline a packet carried on a link, cycles (`None` without
     /// deadlines): the header field must hold it.
     pub max_ttd: Option<i64>,
