@@ -102,6 +102,19 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if self.nic.rate_control && self.qos.deadlines() {
+            return Err(ParamError::new(
+                "nic.rate_control",
+                "cannot be combined with deadline stamping (qos.architecture or [[qos.class]]): \
+                 both decide when a NIC sends",
+            ));
+        }
+        if let Some(l) = self.qos.admission_limit.filter(|l| !(*l > 0.0 && *l <= 1.0)) {
+            return Err(ParamError::new(
+                "qos.admission_limit",
+                format!("{l}: must be a fraction of link capacity in (0, 1]"),
+            ));
+        }
         if self.nic.rate_control && self.nic.dispatch_time == 0 {
             return Err(ParamError::new(
                 "nic.dispatch_time",
