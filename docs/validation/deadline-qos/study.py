@@ -30,6 +30,7 @@ import pathlib
 import statistics
 import sys
 import time
+
 import tomllib
 
 ARCHS = ["traditional_2vc", "traditional_4vc", "simple_2vc", "advanced_2vc", "ideal"]
