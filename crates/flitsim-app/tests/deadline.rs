@@ -213,9 +213,15 @@ fn deadline_keys_are_checked_with_their_names() {
     let e = run_err(&no_latency, "dl.toml", &[]);
     assert!(e.contains("qos.class[1].frame_latency"), "{e}");
     let e = run_err(&text, "dl.toml", &["qos.admission_limit=1.5"]);
-    assert!(e.contains("qos.admission_limit") && e.contains("(0, 1]"), "{e}");
+    assert!(
+        e.contains("qos.admission_limit") && e.contains("(0, 1]"),
+        "{e}"
+    );
     let e = run_err(&text, "dl.toml", &["nic.rate_control=true"]);
-    assert!(e.contains("nic.rate_control") && e.contains("deadline"), "{e}");
+    assert!(
+        e.contains("nic.rate_control") && e.contains("deadline"),
+        "{e}"
+    );
     let e = run_err(&text, "dl.toml", &["qos.architecture=\"edf\""]);
     assert!(e.contains("qos.architecture"), "{e}");
 }

@@ -109,7 +109,11 @@ impl SimParams {
                  both decide when a NIC sends",
             ));
         }
-        if let Some(l) = self.qos.admission_limit.filter(|l| !(*l > 0.0 && *l <= 1.0)) {
+        if let Some(l) = self
+            .qos
+            .admission_limit
+            .filter(|l| !(*l > 0.0 && *l <= 1.0))
+        {
             return Err(ParamError::new(
                 "qos.admission_limit",
                 format!("{l}: must be a fraction of link capacity in (0, 1]"),

@@ -87,14 +87,13 @@ impl SeparableAllocator {
     /// Grants at most one request per output port, outputs in the order of their first
     /// request. `choose(output, candidates)` is the output's scheduler (it may refuse all);
     /// `rr_start(output)` is the input port its round-robin arbiter looks at first. With
-    /// `by_deadline`, the output goes to the request for the chosen VL (any SL) with the
+    /// `BY_DEADLINE`, the output goes to the request for the chosen VL (any SL) with the
     /// smallest deadline, round-robin order breaking ties (Martínez et al. 2008: the switch
     /// serves the smallest head deadline). Returns whether some request lost (then allocation
     /// should run again next cycle).
-    pub fn allocate(
+    pub fn allocate<const BY_DEADLINE: bool>(
         &mut self,
         ports: usize,
-        by_deadline: bool,
         mut choose: impl FnMut(PortNum, &[Candidate]) -> Option<Candidate>,
         rr_start: impl Fn(PortNum) -> usize,
     ) -> bool {
@@ -125,14 +124,14 @@ impl SeparableAllocator {
             let mut best = usize::MAX;
             let mut best_key = (i64::MAX, usize::MAX);
             for (j, r) in reqs.iter().enumerate().skip(i) {
-                let matches = if by_deadline {
+                let matches = if BY_DEADLINE {
                     r.output == op && r.out_vl.0 == chosen.vl
                 } else {
                     r.output == op && r.candidate() == chosen
                 };
                 if matches {
                     let rr = (r.input as usize + ports - start) % ports;
-                    let key = (if by_deadline { r.dl } else { 0 }, rr);
+                    let key = (if BY_DEADLINE { r.dl } else { 0 }, rr);
                     if key < best_key {
                         best_key = key;
                         best = j;
@@ -246,7 +245,7 @@ mod tests {
             for r in &reqs {
                 alloc.request(*r);
             }
-            let lost = alloc.allocate(ports, false, &choose, |op| starts[op as usize]);
+            let lost = alloc.allocate::<false>(ports, &choose, |op| starts[op as usize]);
             prop_assert_eq!(alloc.grants(), &want[..]);
             prop_assert_eq!(lost, want_lost);
             let outs: std::collections::HashSet<_> = want.iter().map(|g| g.output).collect();

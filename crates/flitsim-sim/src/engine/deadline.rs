@@ -265,7 +265,7 @@ impl Network {
 
     /// The head of packet `p` leaves port `g` at cycle `t`: its deadline becomes its time to
     /// deadline.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn deadline_depart(&mut self, p: PacketId, g: usize, t: Cycle) {
         let Some(dl) = self.dl.as_deref() else { return };
         if !dl.edf {

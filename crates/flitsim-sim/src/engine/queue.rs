@@ -81,10 +81,19 @@ pub(crate) struct VlQueue {
     /// FIFO: the queue. Ordered + take-over: the ordered queue. Heap: every packet, in
     /// arrival order.
     pkts: VecDeque<BufPkt>,
-    /// Ordered + take-over: the take-over queue (empty otherwise).
-    over: VecDeque<BufPkt>,
+    /// The state of a deadline discipline; `None` is FIFO (kept out of line, so a FIFO queue
+    /// is as small as before deadlines existed).
+    x: Option<Box<Ordering>>,
+}
+
+/// What the deadline disciplines keep besides the packets.
+#[derive(Clone, Debug)]
+struct Ordering {
+    /// `OrderedTakeover` or `Heap`.
     discipline: Discipline,
-    /// Ordered + take-over: the head is the take-over queue's front. Heap: unused.
+    /// Ordered + take-over: the take-over queue.
+    over: VecDeque<BufPkt>,
+    /// Ordered + take-over: the head is the take-over queue's front.
     head_over: bool,
     /// Ordered + take-over: the packet being received is the take-over queue's last.
     rx_over: bool,
@@ -96,82 +105,109 @@ impl VlQueue {
     /// An empty queue with the given discipline.
     pub fn new(discipline: Discipline) -> Self {
         VlQueue {
-            discipline,
-            ..Default::default()
+            pkts: VecDeque::new(),
+            x: (discipline != Discipline::Fifo).then(|| {
+                Box::new(Ordering {
+                    discipline,
+                    over: VecDeque::new(),
+                    head_over: false,
+                    rx_over: false,
+                    head_idx: 0,
+                })
+            }),
         }
     }
 
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty() && self.over.is_empty()
+        self.pkts.is_empty() && self.x.as_ref().is_none_or(|x| x.over.is_empty())
     }
 
     /// The packet the discipline lets move next.
     #[inline(always)]
     pub fn head(&self) -> Option<&BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => self.pkts.front(),
-            Discipline::OrderedTakeover if self.head_over => self.over.front(),
-            Discipline::OrderedTakeover => self.pkts.front(),
-            Discipline::Heap => self.pkts.get(self.head_idx as usize),
+        match &self.x {
+            None => self.pkts.front(),
+            Some(x) => self.ordered_head(x),
+        }
+    }
+
+    fn ordered_head<'a>(&'a self, x: &'a Ordering) -> Option<&'a BufPkt> {
+        match x.discipline {
+            Discipline::OrderedTakeover if x.head_over => x.over.front(),
+            Discipline::Heap => self.pkts.get(x.head_idx as usize),
+            _ => self.pkts.front(),
         }
     }
 
     #[inline(always)]
     pub fn head_mut(&mut self) -> Option<&mut BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => self.pkts.front_mut(),
-            Discipline::OrderedTakeover if self.head_over => self.over.front_mut(),
-            Discipline::OrderedTakeover => self.pkts.front_mut(),
-            Discipline::Heap => self.pkts.get_mut(self.head_idx as usize),
+        if self.x.is_none() {
+            return self.pkts.front_mut();
+        }
+        self.ordered_head_mut()
+    }
+
+    fn ordered_head_mut(&mut self) -> Option<&mut BufPkt> {
+        let x = self.x.as_mut()?;
+        match x.discipline {
+            Discipline::OrderedTakeover if x.head_over => x.over.front_mut(),
+            Discipline::Heap => self.pkts.get_mut(x.head_idx as usize),
+            _ => self.pkts.front_mut(),
         }
     }
 
-    /// Chooses the head anew (non-FIFO disciplines), unless the current one has started.
+    /// Chooses the head anew (deadline disciplines), unless the current one has started.
     fn choose_head(&mut self) {
         if self.head().is_some_and(BufPkt::started) {
             return;
         }
-        match self.discipline {
-            Discipline::Fifo => {}
+        let Some(x) = &mut self.x else { return };
+        match x.discipline {
             Discipline::OrderedTakeover => {
-                self.head_over = match (self.pkts.front(), self.over.front()) {
+                x.head_over = match (self.pkts.front(), x.over.front()) {
                     (Some(l), Some(u)) => u.dl < l.dl,
                     (None, Some(_)) => true,
                     _ => false,
                 };
             }
-            Discipline::Heap => {
+            _ => {
                 let mut best = 0;
                 for (i, b) in self.pkts.iter().enumerate().skip(1) {
                     if b.dl < self.pkts[best].dl {
                         best = i;
                     }
                 }
-                self.head_idx = best as u32;
+                x.head_idx = best as u32;
             }
         }
     }
 
     /// Removes the head (its tail has left) and returns the new head.
-    #[inline]
+    #[inline(always)]
     pub fn pop_head(&mut self) -> Option<&mut BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => {
-                self.pkts.pop_front();
-                return self.pkts.front_mut();
-            }
+        if self.x.is_none() {
+            self.pkts.pop_front();
+            return self.pkts.front_mut();
+        }
+        self.pop_ordered()
+    }
+
+    #[inline(never)]
+    fn pop_ordered(&mut self) -> Option<&mut BufPkt> {
+        let x = self.x.as_mut()?;
+        match x.discipline {
             Discipline::OrderedTakeover => {
-                if self.head_over {
-                    self.over.pop_front();
+                if x.head_over {
+                    x.over.pop_front();
                 } else {
                     self.pkts.pop_front();
                 }
-                self.head_over = false;
+                x.head_over = false;
             }
-            Discipline::Heap => {
-                self.pkts.remove(self.head_idx as usize);
-                self.head_idx = 0;
+            _ => {
+                self.pkts.remove(x.head_idx as usize);
+                x.head_idx = 0;
             }
         }
         self.choose_head();
@@ -179,47 +215,47 @@ impl VlQueue {
     }
 
     /// A new packet's head flits arrive. Returns whether it is the head now.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, b: BufPkt) -> bool {
-        match self.discipline {
-            Discipline::Fifo => {
-                self.pkts.push_back(b);
-                self.pkts.len() == 1
-            }
-            Discipline::OrderedTakeover => {
-                let before = self.head().map(|h| h.pkt);
-                // The ordered queue's last packet, unless it is a head already on its way out.
-                let last = self
-                    .pkts
-                    .back()
-                    .filter(|l| !(self.pkts.len() == 1 && l.started()));
-                let to_over = last.is_some_and(|l| b.dl < l.dl);
-                self.rx_over = to_over;
-                if to_over {
-                    self.over.push_back(b);
-                } else {
-                    self.pkts.push_back(b);
-                }
-                self.choose_head();
-                self.head().map(|h| h.pkt) != before
-            }
-            Discipline::Heap => {
-                let before = self.head().map(|h| h.pkt);
-                self.pkts.push_back(b);
-                self.choose_head();
-                self.head().map(|h| h.pkt) != before
-            }
+        if self.x.is_none() {
+            self.pkts.push_back(b);
+            return self.pkts.len() == 1;
         }
+        self.push_ordered(b)
+    }
+
+    #[inline(never)]
+    fn push_ordered(&mut self, b: BufPkt) -> bool {
+        let discipline = self.x.as_ref().map_or(Discipline::Fifo, |x| x.discipline);
+        let before = self.head().map(|h| h.pkt);
+        if discipline == Discipline::OrderedTakeover {
+            // The ordered queue's last packet, unless it is a head already on its way out.
+            let last = self
+                .pkts
+                .back()
+                .filter(|l| !(self.pkts.len() == 1 && l.started()));
+            let to_over = last.is_some_and(|l| b.dl < l.dl);
+            let x = self.x.as_mut().unwrap();
+            x.rx_over = to_over;
+            if to_over {
+                x.over.push_back(b);
+            } else {
+                self.pkts.push_back(b);
+            }
+        } else {
+            self.pkts.push_back(b);
+        }
+        self.choose_head();
+        self.head().map(|h| h.pkt) != before
     }
 
     /// `n` more flits of packet `pkt`, the one being received (flits of different packets
     /// never interleave on a VL of a link), arrive.
-    #[inline]
+    #[inline(always)]
     pub fn receive(&mut self, pkt: PacketId, n: u16) {
-        let q = if self.discipline == Discipline::OrderedTakeover && self.rx_over {
-            &mut self.over
-        } else {
-            &mut self.pkts
+        let q = match &mut self.x {
+            Some(x) if x.rx_over && x.discipline == Discipline::OrderedTakeover => &mut x.over,
+            _ => &mut self.pkts,
         };
         let b = q.back_mut().expect("body flit follows its head");
         debug_assert_eq!(b.pkt, pkt);
@@ -238,7 +274,9 @@ impl VlQueue {
 
     /// Every packet in the queue (in no particular order).
     pub fn iter(&self) -> impl Iterator<Item = &BufPkt> {
-        self.pkts.iter().chain(self.over.iter())
+        self.pkts
+            .iter()
+            .chain(self.x.iter().flat_map(|x| x.over.iter()))
     }
 }
 

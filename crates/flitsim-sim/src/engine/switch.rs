@@ -112,19 +112,27 @@ impl Network {
         // robin when the output is buffered), its round-robin arbiter the input.
         let (sched, xsched, rr_out) = (&mut self.sched, &mut self.obuf.xsched, &self.rr_out);
         let ports = &self.ports;
-        let by_deadline = self.dl.as_deref().is_some_and(|d| d.edf);
-        let lost = alloc.allocate(
-            np,
-            by_deadline,
-            |op, cands| {
-                let output = base + op as usize;
-                match ports[output].egress {
-                    Egress::OutputBuffer => xsched[output].choose(cands),
-                    Egress::Link => sched[output].choose(cands),
-                }
-            },
-            |op| rr_out[base + op as usize].start(np),
-        );
+        // The same call for both arbitration rules, each with its own closures (inlined).
+        macro_rules! allocate {
+            ($by_deadline:literal) => {
+                alloc.allocate::<$by_deadline>(
+                    np,
+                    |op, cands| {
+                        let output = base + op as usize;
+                        match ports[output].egress {
+                            Egress::OutputBuffer => xsched[output].choose(cands),
+                            Egress::Link => sched[output].choose(cands),
+                        }
+                    },
+                    |op| rr_out[base + op as usize].start(np),
+                )
+            };
+        }
+        let lost = if self.dl.as_deref().is_some_and(|d| d.edf) {
+            allocate!(true)
+        } else {
+            allocate!(false)
+        };
         for g in alloc.grants() {
             self.open_connection(s, g, vct);
         }
