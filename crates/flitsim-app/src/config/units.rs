@@ -107,6 +107,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("nic.scheduler.high[][1]", Size),
     ("nic.scheduler.low[][1]", Size),
     ("traffic.load", Rate),
+    ("traffic.packet_flits", Size),
     ("traffic.class[].rate", Rate),
     ("traffic.class[].message_flits", Size),
     ("traffic.class[].mtu_flits", Size),

@@ -330,7 +330,8 @@ impl Network {
                 ],
             },
         };
-        let sched = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let (sched, atomic) = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let (unit, sub_packet) = units(cfg, &mtu, atomic);
         let pattern = Pattern::build(
             cfg.traffic.pattern,
             cfg.traffic.hotspot.as_ref(),
@@ -455,6 +456,8 @@ impl Network {
             nic_buf,
             nic_sl2vl,
             mtu,
+            unit,
+            sub_packet,
             sources,
             gen_heap,
             scripted: BinaryHeap::new(),
@@ -480,15 +483,31 @@ impl Network {
     }
 }
 
+/// Per class, the unit the NIC cuts messages into, and the packet size inside a unit (0 when
+/// every unit is one packet). Without `traffic.packet_flits` a unit is a packet of at most the
+/// MTU. With it, a unit is a packet of `packet_flits` (at most the MTU) — unless a DTable
+/// scheduler is in use (`atomic`): DTable sends an SL's message of up to its MTU atomically,
+/// checking room for all of it downstream, and its packets follow each other on one VL at
+/// every hop (Cano-Cano et al. 2022, §3.3.1), so the engine moves the message as one unit
+/// and counts the packets inside it at the destination.
+fn units(cfg: &SimParams, mtu: &[u16], atomic: bool) -> (Vec<u16>, u16) {
+    let pf = cfg.traffic.packet_flits.min(u16::MAX as u32) as u16;
+    if pf == 0 || atomic {
+        return (mtu.to_vec(), if atomic { pf } else { 0 });
+    }
+    (mtu.iter().map(|&m| m.min(pf)).collect(), 0)
+}
+
 /// The output scheduler of every port: the configured switch scheduler on fabric ports, the
-/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports.
+/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports; and
+/// whether a DTable scheduler is among them.
 fn schedulers(
     cfg: &SimParams,
     mtu: &[u16],
     vls: usize,
     nsp: usize,
     internal_port: &[bool],
-) -> Result<Vec<OutputScheduler>, SimError> {
+) -> Result<(Vec<OutputScheduler>, bool), SimError> {
     let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
     let port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
     let switch_sched = OutputScheduler::new(&port_scheds.switch, vls as u8, &mtu_flits)
@@ -497,7 +516,9 @@ fn schedulers(
         .map_err(|m| err(format!("NIC scheduler: {m}")))?;
     let internal_sched = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
         .map_err(|m| err(format!("internal scheduler: {m}")))?;
-    Ok((0..internal_port.len())
+    let atomic = matches!(switch_sched, OutputScheduler::DTable(_))
+        || matches!(nic_sched, OutputScheduler::DTable(_));
+    let sched = (0..internal_port.len())
         .map(|g| {
             if g >= nsp {
                 nic_sched.clone()
@@ -507,7 +528,8 @@ fn schedulers(
                 switch_sched.clone()
             }
         })
-        .collect())
+        .collect();
+    Ok((sched, atomic))
 }
 
 /// One source per (endpoint, class) with a positive rate and one per flow, each with its own

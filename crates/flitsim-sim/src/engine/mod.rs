@@ -171,6 +171,11 @@ pub struct Network {
     nic_buf: VlAccount,
     nic_sl2vl: Vec<u8>,
     mtu: Vec<u16>,
+    /// Per class, the unit the NIC cuts a message into: a packet (`traffic.packet_flits`,
+    /// at most the MTU), or a whole MTU message when DTable sends messages atomically.
+    unit: Vec<u16>,
+    /// Packet size inside an atomic DTable message, flits (0: every unit is one packet).
+    sub_packet: u16,
     sources: Vec<Source>,
     gen_heap: BinaryHeap<Reverse<(Cycle, u32)>>,
     scripted: BinaryHeap<Reverse<Scripted>>,
@@ -526,6 +531,27 @@ impl Network {
         if p.flow != NO_FLOW {
             c.flow_delivered(p.flow, t, ev.n as u64, in_window);
         }
+        // The packets inside an atomic DTable message whose tails arrive now (the message's
+        // last packet is counted with its tail below).
+        let sp = self.sub_packet;
+        let mut last_start = 0;
+        if sp != 0 && p.len > sp && p.measured {
+            let before = p.delivered;
+            let after = before + ev.n;
+            self.packets[ev.pkt].delivered = after;
+            let width = self.ports[(self.nic_base + p.src) as usize].width.max(1) as u64;
+            let mut b = (before / sp + 1) * sp;
+            while b <= after && b < p.len {
+                // Its head left the NIC `b − sp` flits after the message's head.
+                let head = p.inject + (b - sp) as u64 / width;
+                c.lat[p.class.idx()].add(t - p.gen);
+                c.net_lat[p.class.idx()].add(t - head);
+                c.hops_sum += p.hops as u64;
+                c.hops_n += 1;
+                b += sp;
+            }
+            last_start = ((p.len - 1) / sp * sp) as u64 / width;
+        }
         if ev.flags & F_TAIL == 0 {
             return;
         }
@@ -546,7 +572,7 @@ impl Network {
         }
         if p.measured {
             c.lat[p.class.idx()].add(t - p.gen);
-            c.net_lat[p.class.idx()].add(t - p.inject);
+            c.net_lat[p.class.idx()].add(t - (p.inject + last_start));
             c.hops_sum += p.hops as u64;
             c.hops_n += 1;
             self.measured_outstanding -= 1;
