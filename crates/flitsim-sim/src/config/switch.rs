@@ -125,6 +125,14 @@ pub struct OpaConfig {
     /// MPort crossbar (default 32: two GMTUs; the model's one extra stage, see `docs/model.md`).
     #[serde(default = "thirty_two")]
     pub central_output_flits: u32,
+    /// Routing delay of the switch's internal buffers (central and staging), cycles. Default:
+    /// `switch.routing_delay` at every crossbar of the switch, three times per MPort crossing.
+    /// 0 charges the delay once per switch, at the input port, as the paper's RT stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_routing_delay: Option<u32>,
+    /// Largest share one VL may take of a central buffer, flits (default: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub central_max_per_vl: Option<u32>,
 }
 
 fn two() -> u32 {
@@ -153,6 +161,8 @@ impl Default for OpaConfig {
             central_buffer_flits: default_central(),
             central_min_per_vl: 16,
             central_output_flits: 32,
+            internal_routing_delay: None,
+            central_max_per_vl: None,
         }
     }
 }

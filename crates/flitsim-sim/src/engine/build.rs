@@ -102,10 +102,20 @@ fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, ParamEr
                 ),
             ));
         }
+        let central_max = o.central_max_per_vl.unwrap_or(per_link);
+        if central_max < o.central_min_per_vl || central_max > per_link {
+            return Err(ParamError::new(
+                "switch.opa.central_max_per_vl",
+                format!(
+                    "{central_max} flits: must be in central_min_per_vl ({})..= a link's share of the central buffer ({per_link})",
+                    o.central_min_per_vl
+                ),
+            ));
+        }
         let central = SharedBufferConfig {
             total_flits: per_link,
             min_per_vl: o.central_min_per_vl,
-            max_per_vl: per_link,
+            max_per_vl: central_max,
         };
         in_orgs.push((
             "switch.opa.central_buffer_flits".into(),
@@ -167,10 +177,32 @@ impl Network {
                 OpaLayout::build(topo, &cfg.switch.opa).map_err(err)?,
             )),
         };
-        if cfg.nic.buffer_flits < max_mtu {
+        let nic_org = match &cfg.nic.shared_buffer {
+            None => BufferOrg::fixed(vls, cfg.nic.buffer_flits),
+            Some(sb) => {
+                if sb.max_per_vl < sb.min_per_vl
+                    || sb.max_per_vl > sb.total_flits
+                    || sb.min_per_vl as u64 * vls as u64 > sb.total_flits as u64
+                {
+                    return Err(err(format!(
+                        "nic.shared_buffer: need min_per_vl ≤ max_per_vl ≤ total_flits and \
+                         {vls} VLs · min_per_vl ≤ total_flits (got {}, {}, {})",
+                        sb.min_per_vl, sb.max_per_vl, sb.total_flits
+                    )));
+                }
+                BufferOrg::shared(vls, sb)
+            }
+        };
+        if cfg.nic.shared_buffer.is_none() && cfg.nic.buffer_flits < max_mtu {
             return Err(err(format!(
                 "nic.buffer_flits: {} flits is smaller than the largest MTU ({max_mtu} flits)",
                 cfg.nic.buffer_flits
+            )));
+        }
+        if cfg.nic.shared_buffer.is_some() && nic_org.vl_cap() < max_mtu {
+            return Err(err(format!(
+                "nic.shared_buffer: a VL can hold {} flits, smaller than the largest MTU ({max_mtu} flits)",
+                nic_org.vl_cap()
             )));
         }
         // Every destination must be reachable from every switch without loops.
@@ -196,6 +228,7 @@ impl Network {
                 to_switch: false,
                 hop: false,
                 in_org: INPUT,
+                delay: cfg.switch.routing_delay,
                 egress: Egress::Link,
             };
             g_total
@@ -233,6 +266,13 @@ impl Network {
                     PortRole::Down => (STAGING, Egress::Link),
                 };
                 internal_port[g] = role != PortRole::External;
+                if role != PortRole::External {
+                    info.delay = cfg
+                        .switch
+                        .opa
+                        .internal_routing_delay
+                        .unwrap_or(cfg.switch.routing_delay);
+                }
                 info.hop = role == PortRole::External;
                 if let Some(peer) = etopo.switch_peer(SwitchId(s), p) {
                     let l = etopo.links()[peer.link as usize];
@@ -408,11 +448,7 @@ impl Network {
                 )))
             }
         };
-        let nic_buf = VlAccount::new(
-            vls,
-            vec![0; n],
-            vec![BufferOrg::fixed(vls, cfg.nic.buffer_flits)],
-        );
+        let nic_buf = VlAccount::new(vls, vec![0; n], vec![nic_org]);
         let wheel = TimeWheel::new(etopo.max_latency());
         let nic_sl2vl = fabric.nic_sl2vl.clone();
         let mut net = Network {
@@ -421,7 +457,6 @@ impl Network {
             routing_name: fabric.engine.clone(),
             vls,
             switching: cfg.switch.switching,
-            routing_delay: cfg.switch.routing_delay as u64,
             n_endpoints: n,
             nic_base,
             ports,

@@ -102,6 +102,10 @@ pub(crate) struct PortInfo {
     pub hop: bool,
     /// Organisation of this port's input buffer (index into `Network::in_orgs`).
     pub in_org: u8,
+    /// Cycles from a head's arrival in this input buffer to its first allocation attempt
+    /// (`switch.routing_delay`; `switch.opa.internal_routing_delay` inside an Omni-Path
+    /// switch).
+    pub delay: u32,
     pub egress: Egress,
 }
 
@@ -128,7 +132,6 @@ pub struct Network {
     routing_name: String,
     vls: usize,
     switching: Switching,
-    routing_delay: u64,
     n_endpoints: usize,
     /// Index of the first NIC port.
     nic_base: u32,
@@ -500,7 +503,7 @@ impl Network {
                 ready: NEVER,
             });
             if head {
-                let r = t + self.routing_delay;
+                let r = t + self.ports[g].delay as u64;
                 self.inputs[i].head_mut().unwrap().ready = r;
                 sw.wake_at = sw.wake_at.min(r);
                 self.waiting[g] |= ev.vl.bit();
