@@ -322,6 +322,19 @@ fn shared_nic_buffer_and_central_maxima_run_and_are_checked() {
         ],
     );
     assert!(r.drained && r.deadlock.is_none());
+    // Flows spread over both links of an MPort: same traffic, nothing lost, no deadlock.
+    let flow = run(
+        TORUS,
+        "torus",
+        &[
+            opa,
+            "switch.opa.link_choice=\"flow\"",
+            "traffic.load=0.5",
+            "run.drain_max=5000",
+        ],
+    );
+    assert!(flow.drained && flow.deadlock.is_none());
+    assert_eq!(flow.flits.generated, r.flits.generated);
     let e = build_error(&[
         opa,
         "nic.shared_buffer={total_flits=64,min_per_vl=16,max_per_vl=64}",
