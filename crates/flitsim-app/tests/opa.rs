@@ -273,7 +273,11 @@ fn dtable_shares_hold_with_packets_inside_messages() {
     // round robin now alternates 2-flit packets of both classes, an even split.
     for shares in [[0.25, 0.75], [0.6, 0.4]] {
         let shares_set = format!("qos.dtable.shares=[{},{}]", shares[0], shares[1]);
-        let r = run(&hotspot(), "hotspot", &[&shares_set, "traffic.packet_flits=2"]);
+        let r = run(
+            &hotspot(),
+            "hotspot",
+            &[&shares_set, "traffic.packet_flits=2"],
+        );
         assert!(r.saturated);
         let a = r.per_sl[0].share.unwrap();
         assert!((a - shares[0]).abs() <= 0.02, "share of A {a:.4}");
@@ -344,7 +348,10 @@ fn shared_nic_buffer_and_central_maxima_run_and_are_checked() {
         opa,
         "nic.shared_buffer={total_flits=256,min_per_vl=2,max_per_vl=8}",
     ]);
-    assert!(e.contains("nic.shared_buffer") && e.contains("largest MTU"), "{e}");
+    assert!(
+        e.contains("nic.shared_buffer") && e.contains("largest MTU"),
+        "{e}"
+    );
     let e = build_error(&[opa, "switch.opa.central_max_per_vl=8"]);
     assert!(e.contains("switch.opa.central_max_per_vl"), "{e}");
 }

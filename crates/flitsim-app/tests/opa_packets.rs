@@ -29,7 +29,11 @@ type MsgKey = (u32, u8, u64);
 
 #[test]
 fn dtable_sends_each_message_atomically_and_counts_its_packets() {
-    let (r, ds) = deliveries(&["traffic.packet_flits=2", "traffic.load=0.5", "qos.scheduler=\"dtable\""]);
+    let (r, ds) = deliveries(&[
+        "traffic.packet_flits=2",
+        "traffic.load=0.5",
+        "qos.scheduler=\"dtable\"",
+    ]);
     assert!(r.drained && !ds.is_empty());
     // Each delivered unit is a whole message of its SL: its packets crossed every link back
     // to back on one VL, nothing in between.
@@ -42,15 +46,28 @@ fn dtable_sends_each_message_atomically_and_counts_its_packets() {
     // The results count packets of 2 flits and messages separately.
     for c in &r.per_sl {
         let packets = (MESSAGE[c.sl as usize] / 2) as u64;
-        assert_eq!(c.latency.count, c.message_latency.count * packets, "{}", c.name);
+        assert_eq!(
+            c.latency.count,
+            c.message_latency.count * packets,
+            "{}",
+            c.name
+        );
         // A message's latency is that of its last packet, the largest of them.
-        assert!(c.message_latency.mean.unwrap() >= c.latency.mean.unwrap(), "{}", c.name);
+        assert!(
+            c.message_latency.mean.unwrap() >= c.latency.mean.unwrap(),
+            "{}",
+            c.name
+        );
     }
 }
 
 #[test]
 fn round_robin_interleaves_packets_of_different_messages() {
-    let (r, ds) = deliveries(&["traffic.packet_flits=2", "traffic.load=0.5", "qos.scheduler=\"rr\""]);
+    let (r, ds) = deliveries(&[
+        "traffic.packet_flits=2",
+        "traffic.load=0.5",
+        "qos.scheduler=\"rr\"",
+    ]);
     assert!(r.drained);
     assert!(ds.iter().all(|d| d.len <= 2));
     // At some destination, a packet of another message arrives between two packets of one
@@ -79,13 +96,20 @@ fn round_robin_interleaves_packets_of_different_messages() {
     assert!(interleaved > 0, "no message was interleaved with another");
     for c in &r.per_sl {
         let packets = (MESSAGE[c.sl as usize] / 2) as u64;
-        assert_eq!(c.latency.count, c.message_latency.count * packets, "{}", c.name);
+        assert_eq!(
+            c.latency.count,
+            c.message_latency.count * packets,
+            "{}",
+            c.name
+        );
     }
 }
 
 /// A result's JSON up to its wall-clock figures (`performance`, the last key).
 fn without_performance(json: &str) -> &str {
-    &json[..json.find(",\"performance\":").expect("performance is reported")]
+    &json[..json
+        .find(",\"performance\":")
+        .expect("performance is reported")]
 }
 
 #[test]
@@ -111,7 +135,11 @@ fn packet_size_is_checked_and_takes_units() {
     let cfg = parse(
         SMALL,
         "opa-small",
-        &["units.flit_bytes=64", "units.cycle_ns=5.12", "traffic.packet_flits=\"128B\""],
+        &[
+            "units.flit_bytes=64",
+            "units.cycle_ns=5.12",
+            "traffic.packet_flits=\"128B\"",
+        ],
     );
     assert_eq!(cfg.traffic.packet_flits, 2);
 }
