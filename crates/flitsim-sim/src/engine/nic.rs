@@ -243,7 +243,7 @@ impl Network {
         let mut msg = MSG_NONE;
         if measured {
             self.counters.window_generated[c] += size as u64;
-            self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
+            self.measured_outstanding += (size as u64).div_ceil(self.unit[c] as u64);
         }
         if measured || tag.trace != NO_TRACE {
             msg = self.messages.alloc(t, size, measured, tag.trace);
@@ -307,7 +307,7 @@ impl Network {
                 let Some(msg) = nic.app[c].front() else {
                     continue;
                 };
-                let len = msg.left.min(self.mtu[c] as u32);
+                let len = msg.left.min(self.unit[c] as u32);
                 let dst = msg.dst;
                 let path = msg.tag.path;
                 let wire_sl = self.fabric.wire_sl_on(
@@ -379,6 +379,7 @@ impl Network {
             flow: m.tag.flow,
             path,
             route,
+            delivered: 0,
         });
         self.nics[e].queues[vl.idx()].push_back(id);
     }
@@ -392,7 +393,7 @@ impl Network {
         let rc = self.nics[e].rate.as_ref().unwrap();
         let c = rc.flows[i].class as usize;
         let msg = *rc.flows[i].queue.front().unwrap();
-        let len = msg.left.min(self.mtu[c] as u32);
+        let len = msg.left.min(self.unit[c] as u32);
         let wire_sl = self.fabric.wire_sl_on(
             Sl(c as u8),
             EndpointId(e as u32),

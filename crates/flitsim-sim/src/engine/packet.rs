@@ -36,6 +36,9 @@ pub(crate) struct Packet {
     pub path: u8,
     /// With source routing, the index of its route's first hop (see `SourceRoutes`).
     pub route: u32,
+    /// Flits delivered to the destination so far (counted only for an atomic DTable message
+    /// of several packets, whose packets are counted one by one as their tails arrive).
+    pub delivered: u16,
 }
 
 /// No flow: the packet of a class source or a scripted message.
