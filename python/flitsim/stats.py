@@ -310,7 +310,7 @@ _LATENCY_STATS = (
     "network_latency_p99",
 )
 SUMMARY_STATS = ("offered_load", "accepted_load", *_LATENCY_STATS, "hops_mean")
-PER_SL_STATS = ("offered_load", "accepted_load", "share", *_LATENCY_STATS)
+PER_SL_STATS = ("offered_load", "accepted_load", "share", *_LATENCY_STATS, "message_latency_mean")
 
 
 def summarize(sweep: Any, confidence: float = CONFIDENCE) -> List[Dict[str, Any]]:

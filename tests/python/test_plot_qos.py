@@ -135,6 +135,19 @@ def test_latency_lines_are_the_per_sl_means(qos_sweep):
     assert "(log scale)" in panels(log)[0].get_ylabel()
 
 
+def test_message_latency_metric_draws_the_per_sl_message_latency_means(qos_sweep):
+    fig = sl_latency_vs_offered_figure(qos_sweep, log_y=False, metric="message_latency_mean")
+    means = raw_means(qos_sweep, "message_latency_mean")
+    for ax, sched in zip(panels(fig), SCHEDULERS):
+        for label, line in sl_lines(ax).items():
+            name = label.split()[-1]
+            assert list(line.get_ydata()) == pytest.approx(
+                [means[(sched, load, name)] for load in LOADS], rel=1e-9)
+        assert "message latency" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="metric"):
+        sl_latency_vs_offered_figure(qos_sweep, metric="jitter_std")
+
+
 def test_share_lines_are_the_per_sl_share_means(qos_sweep):
     fig = sl_share_vs_offered_figure(qos_sweep)
     means = raw_means(qos_sweep, "share")

@@ -266,3 +266,95 @@ fn opa_without_output_buffers_is_refused() {
     let e = run_err(&text, "torus", &["switch.organisation=\"opa\""]);
     assert!(e.contains("needs output buffers"), "{e}");
 }
+
+#[test]
+fn dtable_shares_hold_with_packets_inside_messages() {
+    // 2-flit packets: DTable still sends whole messages and keeps its split at saturation;
+    // round robin now alternates 2-flit packets of both classes, an even split.
+    for shares in [[0.25, 0.75], [0.6, 0.4]] {
+        let shares_set = format!("qos.dtable.shares=[{},{}]", shares[0], shares[1]);
+        let r = run(
+            &hotspot(),
+            "hotspot",
+            &[&shares_set, "traffic.packet_flits=2"],
+        );
+        assert!(r.saturated);
+        let a = r.per_sl[0].share.unwrap();
+        assert!((a - shares[0]).abs() <= 0.02, "share of A {a:.4}");
+    }
+    let r = run(
+        &hotspot(),
+        "hotspot",
+        &["qos.scheduler=\"rr\"", "traffic.packet_flits=2"],
+    );
+    let a = r.per_sl[0].share.unwrap();
+    assert!((a - 0.5).abs() <= 0.02, "RR share of A {a:.4}");
+}
+
+#[test]
+fn internal_routing_delay_zero_charges_the_routing_delay_once_per_switch() {
+    // MPorts of 2: the first and last switch of a line of k ≥ 2 cross MPorts. With the
+    // internal delay at 0 a crossing costs only the two internal links.
+    for r in [1u32, 2] {
+        for k in [2u32, 3] {
+            let mut cfg = lone_config(r, 4, "vct", 2);
+            cfg.switch.opa.internal_routing_delay = Some(0);
+            let (res, deliveries) = over_line(&cfg, k, 1, &[(3, 4)]);
+            assert_eq!(res.flits.remaining, 0);
+            let expect = (k + 1) + k * r + 4 - 1 + 2 * 2;
+            assert_eq!(
+                deliveries[0].delivered - deliveries[0].generated,
+                expect as u64,
+                "R={r} k={k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn shared_nic_buffer_and_central_maxima_run_and_are_checked() {
+    let opa = "switch.organisation=\"opa\"";
+    let r = run(
+        TORUS,
+        "torus",
+        &[
+            opa,
+            "nic.shared_buffer={total_flits=256,min_per_vl=16,max_per_vl=256}",
+            "switch.opa.central_max_per_vl=64",
+            "traffic.load=0.5",
+            "run.drain_max=5000",
+        ],
+    );
+    assert!(r.drained && r.deadlock.is_none());
+    // Flows spread over both links of an MPort: same traffic, nothing lost, no deadlock.
+    let flow = run(
+        TORUS,
+        "torus",
+        &[
+            opa,
+            "switch.opa.link_choice=\"flow\"",
+            "traffic.load=0.5",
+            "run.drain_max=5000",
+        ],
+    );
+    assert!(flow.drained && flow.deadlock.is_none());
+    assert_eq!(
+        flow.flits.generated,
+        flow.flits.delivered + flow.flits.remaining
+    );
+    let e = build_error(&[
+        opa,
+        "nic.shared_buffer={total_flits=64,min_per_vl=16,max_per_vl=64}",
+    ]);
+    assert!(e.contains("nic.shared_buffer"), "{e}");
+    let e = build_error(&[
+        opa,
+        "nic.shared_buffer={total_flits=256,min_per_vl=2,max_per_vl=8}",
+    ]);
+    assert!(
+        e.contains("nic.shared_buffer") && e.contains("largest MTU"),
+        "{e}"
+    );
+    let e = build_error(&[opa, "switch.opa.central_max_per_vl=8"]);
+    assert!(e.contains("switch.opa.central_max_per_vl"), "{e}");
+}

@@ -35,7 +35,9 @@ pub use qos::{
 };
 pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
 pub use scheduler::{DTableEntryConfig, SchedulerConfig};
-pub use switch::{OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching};
+pub use switch::{
+    LinkChoice, OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching,
+};
 pub use trace::{TraceConfig, TraceFormat};
 pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};
 

@@ -1,5 +1,5 @@
 //! `[nic]`: endpoint (network interface) parameters.
-use super::SchedulerConfig;
+use super::{SchedulerConfig, SharedBufferConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,11 @@ pub struct NicConfig {
     /// (default 256).
     #[serde(default = "default_nic_buffer")]
     pub buffer_flits: u32,
+    /// One NIC buffer shared among the VLs instead of `buffer_flits` per VL: `total_flits`
+    /// for the NIC, `min_per_vl` reserved for each VL, at most `max_per_vl` in one VL (the
+    /// paper's 32 × GMTU at the network interface, §4.1). Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<SharedBufferConfig>,
     /// Injection scheduler (chooses the VL to inject next).
     #[serde(default)]
     pub scheduler: SchedulerConfig,
@@ -44,6 +49,7 @@ impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
             buffer_flits: default_nic_buffer(),
+            shared_buffer: None,
             scheduler: SchedulerConfig::RoundRobin,
             rate_control: false,
             dispatch_time: 1,

@@ -129,6 +129,34 @@ pub struct OpaConfig {
     /// MPort crossbar (default 32: two GMTUs; the model's one extra stage, see `docs/model.md`).
     #[serde(default = "thirty_two")]
     pub central_output_flits: u32,
+    /// Routing delay of the switch's internal buffers (central and staging), cycles. Default:
+    /// `switch.routing_delay` at every crossbar of the switch, three times per MPort crossing.
+    /// 0 charges the delay once per switch, at the input port, as the paper's RT stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_routing_delay: Option<u32>,
+    /// Largest share one VL may take of a central buffer, flits (default: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub central_max_per_vl: Option<u32>,
+    /// How a packet leaving its MPort picks its link (and central buffer): `"input"`
+    /// (default: input `j` always takes link `j · mport_links / ports_per_mport`) or `"flow"`
+    /// (by its source and destination, so every central buffer serves all inputs).
+    #[serde(default, skip_serializing_if = "is_input")]
+    pub link_choice: LinkChoice,
+}
+
+/// How an Omni-Path MPort spreads packets over its links to the central crossbar.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkChoice {
+    /// Each external input is bound to one link.
+    #[default]
+    Input,
+    /// Each (source, destination) pair is bound to one link, whatever its input.
+    Flow,
+}
+
+fn is_input(c: &LinkChoice) -> bool {
+    *c == LinkChoice::Input
 }
 
 fn two() -> u32 {
@@ -157,6 +185,9 @@ impl Default for OpaConfig {
             central_buffer_flits: default_central(),
             central_min_per_vl: 16,
             central_output_flits: 32,
+            internal_routing_delay: None,
+            central_max_per_vl: None,
+            link_choice: LinkChoice::Input,
         }
     }
 }

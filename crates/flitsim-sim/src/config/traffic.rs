@@ -83,6 +83,19 @@ pub struct TrafficConfig {
     /// An MPI trace replayed closed loop (`[traffic.trace]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,
+    /// Packet size, flits, for every class (a size with `[units]`, e.g. `"128B"`): a class
+    /// message of at most its MTU is cut into packets of this size, as Omni-Path does
+    /// (Cano-Cano et al. 2022, §3.3.1: 128-byte packets inside messages of an SL's MTU).
+    /// Round robin, strict priority, SBT and VLArb arbitrate per packet; DTable sends a whole
+    /// message (up to the SL's MTU) atomically, its packets back to back on one VL. Default 0:
+    /// a packet is a whole message of at most the MTU (the single-packet messages of earlier
+    /// versions).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub packet_flits: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 fn default_classes() -> Vec<ClassConfig> {
@@ -288,6 +301,12 @@ impl TrafficConfig {
                     "shares must be non-negative and not all zero",
                 ));
             }
+        }
+        if self.packet_flits > u16::MAX as u32 {
+            return Err(ParamError::new(
+                "traffic.packet_flits",
+                format!("{}: must be in 0..=65535", self.packet_flits),
+            ));
         }
         for (i, c) in self.classes.iter().enumerate() {
             let key = format!("traffic.class[{i}]");

@@ -102,10 +102,20 @@ fn buffers(cfg: &SimParams, vls: usize, max_mtu: u32) -> Result<Buffers, ParamEr
                 ),
             ));
         }
+        let central_max = o.central_max_per_vl.unwrap_or(per_link);
+        if central_max < o.central_min_per_vl || central_max > per_link {
+            return Err(ParamError::new(
+                "switch.opa.central_max_per_vl",
+                format!(
+                    "{central_max} flits: must be in central_min_per_vl ({})..= a link's share of the central buffer ({per_link})",
+                    o.central_min_per_vl
+                ),
+            ));
+        }
         let central = SharedBufferConfig {
             total_flits: per_link,
             min_per_vl: o.central_min_per_vl,
-            max_per_vl: per_link,
+            max_per_vl: central_max,
         };
         in_orgs.push((
             "switch.opa.central_buffer_flits".into(),
@@ -167,10 +177,32 @@ impl Network {
                 OpaLayout::build(topo, &cfg.switch.opa).map_err(err)?,
             )),
         };
-        if cfg.nic.buffer_flits < max_mtu {
+        let nic_org = match &cfg.nic.shared_buffer {
+            None => BufferOrg::fixed(vls, cfg.nic.buffer_flits),
+            Some(sb) => {
+                if sb.max_per_vl < sb.min_per_vl
+                    || sb.max_per_vl > sb.total_flits
+                    || sb.min_per_vl as u64 * vls as u64 > sb.total_flits as u64
+                {
+                    return Err(err(format!(
+                        "nic.shared_buffer: need min_per_vl ≤ max_per_vl ≤ total_flits and \
+                         {vls} VLs · min_per_vl ≤ total_flits (got {}, {}, {})",
+                        sb.min_per_vl, sb.max_per_vl, sb.total_flits
+                    )));
+                }
+                BufferOrg::shared(vls, sb)
+            }
+        };
+        if cfg.nic.shared_buffer.is_none() && cfg.nic.buffer_flits < max_mtu {
             return Err(err(format!(
                 "nic.buffer_flits: {} flits is smaller than the largest MTU ({max_mtu} flits)",
                 cfg.nic.buffer_flits
+            )));
+        }
+        if cfg.nic.shared_buffer.is_some() && nic_org.vl_cap() < max_mtu {
+            return Err(err(format!(
+                "nic.shared_buffer: a VL can hold {} flits, smaller than the largest MTU ({max_mtu} flits)",
+                nic_org.vl_cap()
             )));
         }
         // Every destination must be reachable from every switch without loops.
@@ -196,6 +228,7 @@ impl Network {
                 to_switch: false,
                 hop: false,
                 in_org: INPUT,
+                delay: cfg.switch.routing_delay,
                 egress: Egress::Link,
             };
             g_total
@@ -233,6 +266,13 @@ impl Network {
                     PortRole::Down => (STAGING, Egress::Link),
                 };
                 internal_port[g] = role != PortRole::External;
+                if role != PortRole::External {
+                    info.delay = cfg
+                        .switch
+                        .opa
+                        .internal_routing_delay
+                        .unwrap_or(cfg.switch.routing_delay);
+                }
                 info.hop = role == PortRole::External;
                 if let Some(peer) = etopo.switch_peer(SwitchId(s), p) {
                     let l = etopo.links()[peer.link as usize];
@@ -341,7 +381,8 @@ impl Network {
                 ],
             },
         };
-        let sched = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let (sched, atomic) = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let (unit, sub_packet) = units(cfg, &mtu, atomic);
         let pattern = Pattern::build(
             cfg.traffic.pattern,
             cfg.traffic.hotspot.as_ref(),
@@ -453,11 +494,7 @@ impl Network {
                 )))
             }
         };
-        let nic_buf = VlAccount::new(
-            vls,
-            vec![0; n],
-            vec![BufferOrg::fixed(vls, cfg.nic.buffer_flits)],
-        );
+        let nic_buf = VlAccount::new(vls, vec![0; n], vec![nic_org]);
         let wheel = TimeWheel::new(etopo.max_latency());
         let nic_sl2vl = fabric.nic_sl2vl.clone();
         let mut net = Network {
@@ -466,7 +503,6 @@ impl Network {
             routing_name: fabric.engine.clone(),
             vls,
             switching: cfg.switch.switching,
-            routing_delay: cfg.switch.routing_delay as u64,
             n_endpoints: n,
             nic_base,
             ports,
@@ -499,6 +535,8 @@ impl Network {
             nic_buf,
             nic_sl2vl,
             mtu,
+            unit,
+            sub_packet,
             sources,
             gen_heap,
             scripted: BinaryHeap::new(),
@@ -607,15 +645,31 @@ fn stamp_rules(cfg: &SimParams) -> Result<Vec<super::deadline::StampRule>, Strin
         .collect()
 }
 
+/// Per class, the unit the NIC cuts messages into, and the packet size inside a unit (0 when
+/// every unit is one packet). Without `traffic.packet_flits` a unit is a packet of at most the
+/// MTU. With it, a unit is a packet of `packet_flits` (at most the MTU) — unless a DTable
+/// scheduler is in use (`atomic`): DTable sends an SL's message of up to its MTU atomically,
+/// checking room for all of it downstream, and its packets follow each other on one VL at
+/// every hop (Cano-Cano et al. 2022, §3.3.1), so the engine moves the message as one unit
+/// and counts the packets inside it at the destination.
+fn units(cfg: &SimParams, mtu: &[u16], atomic: bool) -> (Vec<u16>, u16) {
+    let pf = cfg.traffic.packet_flits.min(u16::MAX as u32) as u16;
+    if pf == 0 || atomic {
+        return (mtu.to_vec(), if atomic { pf } else { 0 });
+    }
+    (mtu.iter().map(|&m| m.min(pf)).collect(), 0)
+}
+
 /// The output scheduler of every port: the configured switch scheduler on fabric ports, the
-/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports.
+/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports; and
+/// whether a DTable scheduler is among them.
 fn schedulers(
     cfg: &SimParams,
     mtu: &[u16],
     vls: usize,
     nsp: usize,
     internal_port: &[bool],
-) -> Result<Vec<OutputScheduler>, SimError> {
+) -> Result<(Vec<OutputScheduler>, bool), SimError> {
     let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
     let mut port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
     if cfg.qos.architecture.is_some() {
@@ -632,7 +686,9 @@ fn schedulers(
         .map_err(|m| err(format!("NIC scheduler: {m}")))?;
     let internal_sched = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
         .map_err(|m| err(format!("internal scheduler: {m}")))?;
-    Ok((0..internal_port.len())
+    let atomic = matches!(switch_sched, OutputScheduler::DTable(_))
+        || matches!(nic_sched, OutputScheduler::DTable(_));
+    let sched = (0..internal_port.len())
         .map(|g| {
             if g >= nsp {
                 nic_sched.clone()
@@ -642,7 +698,8 @@ fn schedulers(
                 switch_sched.clone()
             }
         })
-        .collect())
+        .collect();
+    Ok((sched, atomic))
 }
 
 /// One source per (endpoint, class) with a positive rate and one per flow, each with its own

@@ -319,7 +319,7 @@ impl Network {
         } else {
             c
         };
-        let mtu = self.mtu[c] as u32;
+        let mtu = self.unit[c] as u32;
         let edf = self.nics[e].edf.as_mut().expect("EDF host");
         edf.enqueue(i, c as u8, m, mtu, now, ef);
     }
@@ -332,7 +332,7 @@ impl Network {
         let now = t as i64 + dl.nic_off[e];
         let discard_after = dl.discard_after;
         let ef = self.cfg.qos.eligibility_factor as i64;
-        self.nics[e].edf.as_mut().unwrap().promote(now, &self.mtu);
+        self.nics[e].edf.as_mut().unwrap().promote(now, &self.unit);
         for vc in 0..2 {
             loop {
                 let edf = self.nics[e].edf.as_ref().unwrap();
@@ -349,7 +349,7 @@ impl Network {
                     self.discard(c, em.msg);
                     continue;
                 }
-                let len = em.msg.left.min(self.mtu[c] as u32);
+                let len = em.msg.left.min(self.unit[c] as u32);
                 let wire_sl = self.fabric.wire_sl_on(
                     Sl(c as u8),
                     EndpointId(e as u32),
@@ -363,7 +363,7 @@ impl Network {
                 {
                     break;
                 }
-                let mtu = self.mtu[c] as u32;
+                let mtu = self.unit[c] as u32;
                 let nic = &mut self.nics[e];
                 let edf = nic.edf.as_mut().unwrap();
                 edf.ready[vc].pop();
@@ -390,7 +390,7 @@ impl Network {
 
     /// Discards what is left of message `m` (class `c`) at its host.
     pub(crate) fn discard(&mut self, c: usize, m: Msg) {
-        let mtu = self.mtu[c] as u32;
+        let mtu = self.unit[c] as u32;
         let packets = m.left.div_ceil(mtu) as u64;
         if let Some(dl) = self.dl.as_deref_mut() {
             dl.discarded[c].0 += packets;

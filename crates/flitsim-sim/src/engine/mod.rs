@@ -103,6 +103,10 @@ pub(crate) struct PortInfo {
     pub hop: bool,
     /// Organisation of this port's input buffer (index into `Network::in_orgs`).
     pub in_org: u8,
+    /// Cycles from a head's arrival in this input buffer to its first allocation attempt
+    /// (`switch.routing_delay`; `switch.opa.internal_routing_delay` inside an Omni-Path
+    /// switch).
+    pub delay: u32,
     pub egress: Egress,
 }
 
@@ -129,7 +133,6 @@ pub struct Network {
     routing_name: String,
     vls: usize,
     switching: Switching,
-    routing_delay: u64,
     n_endpoints: usize,
     /// Index of the first NIC port.
     nic_base: u32,
@@ -172,6 +175,11 @@ pub struct Network {
     nic_buf: VlAccount,
     nic_sl2vl: Vec<u8>,
     mtu: Vec<u16>,
+    /// Per class, the unit the NIC cuts a message into: a packet (`traffic.packet_flits`,
+    /// at most the MTU), or a whole MTU message when DTable sends messages atomically.
+    unit: Vec<u16>,
+    /// Packet size inside an atomic DTable message, flits (0: every unit is one packet).
+    sub_packet: u16,
     sources: Vec<Source>,
     gen_heap: BinaryHeap<Reverse<(Cycle, u32)>>,
     scripted: BinaryHeap<Reverse<Scripted>>,
@@ -531,7 +539,7 @@ impl Network {
                 dl,
             });
             if head {
-                let r = t + self.routing_delay;
+                let r = t + self.ports[g].delay as u64;
                 self.inputs[i].head_mut().unwrap().ready = r;
                 sw.wake_at = sw.wake_at.min(r);
                 self.waiting[g] |= ev.vl.bit();
@@ -562,6 +570,27 @@ impl Network {
         if p.flow != NO_FLOW {
             c.flow_delivered(p.flow, t, ev.n as u64, in_window);
         }
+        // The packets inside an atomic DTable message whose tails arrive now (the message's
+        // last packet is counted with its tail below).
+        let sp = self.sub_packet;
+        let mut last_start = 0;
+        if sp != 0 && p.len > sp && p.measured {
+            let before = p.delivered;
+            let after = before + ev.n;
+            self.packets[ev.pkt].delivered = after;
+            let width = self.ports[(self.nic_base + p.src) as usize].width.max(1) as u64;
+            let mut b = (before / sp + 1) * sp;
+            while b <= after && b < p.len {
+                // Its head left the NIC `b − sp` flits after the message's head.
+                let head = p.inject + (b - sp) as u64 / width;
+                c.lat[p.class.idx()].add(t - p.gen);
+                c.net_lat[p.class.idx()].add(t - head);
+                c.hops_sum += p.hops as u64;
+                c.hops_n += 1;
+                b += sp;
+            }
+            last_start = ((p.len - 1) / sp * sp) as u64 / width;
+        }
         if ev.flags & F_TAIL == 0 {
             return;
         }
@@ -582,7 +611,7 @@ impl Network {
         }
         if p.measured {
             c.lat[p.class.idx()].add(t - p.gen);
-            c.net_lat[p.class.idx()].add(t - p.inject);
+            c.net_lat[p.class.idx()].add(t - (p.inject + last_start));
             c.hops_sum += p.hops as u64;
             c.hops_n += 1;
             self.measured_outstanding -= 1;

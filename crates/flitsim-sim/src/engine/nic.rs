@@ -252,7 +252,7 @@ impl Network {
         let mut msg = MSG_NONE;
         if measured {
             self.counters.window_generated[c] += size as u64;
-            self.measured_outstanding += (size as u64).div_ceil(self.mtu[c] as u64);
+            self.measured_outstanding += (size as u64).div_ceil(self.unit[c] as u64);
         }
         if measured || tag.trace != NO_TRACE {
             msg = self.messages.alloc(t, size, measured, tag.trace);
@@ -336,7 +336,7 @@ impl Network {
                     moved = true;
                     continue;
                 }
-                let len = msg.left.min(self.mtu[c] as u32);
+                let len = msg.left.min(self.unit[c] as u32);
                 let dst = msg.dst;
                 let path = msg.tag.path;
                 if !self.take_tokens(e, c, len, t) {
@@ -447,6 +447,7 @@ impl Network {
             path,
             route,
             deadline: 0,
+            delivered: 0,
         });
         self.nics[e].queues[vl.idx()].push_back(id);
         id
@@ -461,7 +462,7 @@ impl Network {
         let rc = self.nics[e].rate.as_ref().unwrap();
         let c = rc.flows[i].class as usize;
         let msg = *rc.flows[i].queue.front().unwrap();
-        let len = msg.left.min(self.mtu[c] as u32);
+        let len = msg.left.min(self.unit[c] as u32);
         let wire_sl = self.fabric.wire_sl_on(
             Sl(c as u8),
             EndpointId(e as u32),

@@ -19,6 +19,11 @@
 //! of routing delay and a little buffering, and keeps every buffer in the engine an input
 //! buffer of some crossbar.
 //!
+//! With `link_choice = "flow"` the link is chosen per (source, destination) pair instead, by
+//! a fixed hash: every input of the MPort then reaches both central buffers, as in the paper,
+//! where each central buffer arbitrates among all 4 inputs of its MPort, and the packets of a
+//! flow still keep their order.
+//!
 //! Routing uses the fabric's tables of the whole switch: at an external input the packet's
 //! output port and VL come from the LFT and SL→VL table; the internal hops keep that VL, so
 //! the central buffers are divided by the VL the packet will leave on. Output scheduling (RR,
@@ -26,7 +31,7 @@
 //! arbitrate round robin, as in the paper.
 use super::packet::Packet;
 use super::route::RouteSource;
-use crate::config::OpaConfig;
+use crate::config::{LinkChoice, OpaConfig};
 use crate::ids::Vl;
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{
@@ -56,6 +61,8 @@ pub(crate) struct OpaLayout {
     pub ppm: u16,
     /// Links from each MPort to the central crossbar.
     pub links: u16,
+    /// How a packet leaving its MPort picks its link to the central crossbar.
+    pub link_choice: LinkChoice,
 }
 
 /// The role of a port of an expanded switch.
@@ -194,6 +201,7 @@ impl OpaLayout {
             internal,
             ppm: ppm as u16,
             links: nl as u16,
+            link_choice: p.link_choice,
         })
     }
 
@@ -248,7 +256,11 @@ impl OpaLayout {
                 if o / ppm == m {
                     (o % ppm, vl)
                 } else {
-                    (ppm + in_port * nl / ppm, vl)
+                    let link = match self.link_choice {
+                        LinkChoice::Input => in_port * nl / ppm,
+                        LinkChoice::Flow => flow_link(pkt.src, pkt.dst, nl),
+                    };
+                    (ppm + link, vl)
                 }
             }
             // From the central crossbar to the output buffer of port `in_port − ppm − nl`.
@@ -260,4 +272,13 @@ impl OpaLayout {
             }
         }
     }
+}
+
+/// The MPort-to-central link of the flow from `src` to `dst` among `links` (a fixed mix of
+/// both ids, so the flows of one input spread evenly over the links).
+#[inline]
+fn flow_link(src: u32, dst: u32, links: u16) -> u16 {
+    let x = (src as u64) << 32 | dst as u64;
+    let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 32) % links as u64) as u16
 }

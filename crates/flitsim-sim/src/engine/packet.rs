@@ -39,6 +39,9 @@ pub(crate) struct Packet {
     /// Deadline-based QoS: its deadline in the clock of the node holding it, or its time to
     /// deadline while its head crosses a link (see `engine::deadline`); 0 otherwise.
     pub deadline: i64,
+    /// Flits delivered to the destination so far (counted only for an atomic DTable message
+    /// of several packets, whose packets are counted one by one as their tails arrive).
+    pub delivered: u16,
 }
 
 /// No flow: the packet of a class source or a scripted message.

@@ -271,7 +271,7 @@ impl Network {
         sw.dirty = true;
         if let Some(nh) = self.inputs[bi].pop_head() {
             self.waiting[c.input.idx()] |= c.in_vl.bit();
-            nh.ready = (nh.arrived + self.routing_delay).max(t + 1);
+            nh.ready = (nh.arrived + self.ports[c.input.idx()].delay as u64).max(t + 1);
             sw.wake_at = sw.wake_at.min(nh.ready);
         }
         sw.conns.swap_remove(i);
