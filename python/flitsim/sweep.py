@@ -55,8 +55,8 @@ from . import (
     _core,
     _read_config,
 )
-from .values import format_value, parse_vary
 from .traces.cache import experiment_sets
+from .values import format_value, parse_vary
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa

@@ -13,10 +13,11 @@
 //! same runs.
 use super::collectives::{expand, Step};
 use super::vef::{Reader, Record};
+use super::IdMap;
 use super::{Collective, Dep, Message, Participation, Rec, TraceProgram};
 use crate::ids::Cycle;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// What to do at a cycle.
@@ -113,8 +114,8 @@ pub struct Replay {
     n_messages: u64,
     n_collectives: u64,
     bytes: u64,
-    msgs: HashMap<u32, MsgState>,
-    colls: HashMap<u32, CollState>,
+    msgs: IdMap<u32, MsgState>,
+    colls: IdMap<u32, CollState>,
     /// Messages read so far (the next index), the last message / collective id read.
     msgs_read: u32,
     last_msg_id: Option<u64>,
@@ -125,7 +126,7 @@ pub struct Replay {
     queue: BinaryHeap<Reverse<(Cycle, u64, Action)>>,
     seq: u64,
     /// Collective steps in flight by transfer id, and the next such id.
-    steps: HashMap<u32, StepKind>,
+    steps: IdMap<u32, StepKind>,
     next_step: u32,
     /// Records of each task not yet complete, and when each task finished.
     remaining: Vec<u64>,
@@ -135,7 +136,7 @@ pub struct Replay {
     local: Vec<(u32, Cycle)>,
     /// Latency of every transfer (injection → last flit received), cycles.
     pub(crate) latency: crate::stats::FlowLatency,
-    release_time: HashMap<u32, Cycle>,
+    release_time: IdMap<u32, Cycle>,
     /// Transfers injected, bytes of the point-to-point messages.
     pub(crate) transfers: u64,
 }
@@ -151,8 +152,8 @@ impl Replay {
             n_messages: program.message_count(),
             n_collectives: program.collective_count(),
             bytes: program.p2p_bytes(),
-            msgs: HashMap::new(),
-            colls: HashMap::new(),
+            msgs: IdMap::default(),
+            colls: IdMap::default(),
             msgs_read: 0,
             last_msg_id: None,
             last_coll_id: None,
@@ -160,14 +161,14 @@ impl Replay {
             flit_bytes: flit_bytes.max(1) as u64,
             queue: BinaryHeap::new(),
             seq: 0,
-            steps: HashMap::new(),
+            steps: IdMap::default(),
             next_step: program.message_count() as u32,
             remaining: vec![0; tasks],
             finish: Vec::new(),
             unfinished: 0,
             local: Vec::new(),
             latency: Default::default(),
-            release_time: HashMap::new(),
+            release_time: IdMap::default(),
             transfers: 0,
         };
         let mut starts: Vec<(Rec, Cycle)> = Vec::new();

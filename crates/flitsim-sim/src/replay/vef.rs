@@ -242,9 +242,9 @@ pub(crate) struct Reader<R> {
     comms: Vec<Arc<Vec<u32>>>,
     /// Messages / collectives by VEF id (within the window in `Check` mode) and their ids in
     /// file order for the window.
-    msgs: HashMap<u64, MsgInfo>,
+    msgs: super::IdMap<u64, MsgInfo>,
     msg_order: VecDeque<u64>,
-    colls: HashMap<u64, CollInfo>,
+    colls: super::IdMap<u64, CollInfo>,
     coll_order: VecDeque<u64>,
     pub(crate) last_msg_id: Option<u64>,
     pub(crate) last_coll_id: Option<u64>,
@@ -277,9 +277,9 @@ impl<R: BufRead> Reader<R> {
             line: 0,
             tasks: 0,
             comms: Vec::new(),
-            msgs: HashMap::new(),
+            msgs: Default::default(),
             msg_order: VecDeque::new(),
-            colls: HashMap::new(),
+            colls: Default::default(),
             coll_order: VecDeque::new(),
             last_msg_id: None,
             last_coll_id: None,
