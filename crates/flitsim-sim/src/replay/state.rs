@@ -344,8 +344,9 @@ impl Replay {
             }
             Err(e) => panic!("the trace changed while being replayed: {e}"),
         };
-        self.create(rec.clone());
+        // The dependency is an earlier record: link before moving the record in.
         self.link(&rec);
+        self.create(rec);
         true
     }
 
@@ -525,6 +526,9 @@ impl Replay {
     }
 
     fn release_all(&mut self, mut recs: Vec<Rec>, t: Cycle) {
+        if recs.is_empty() {
+            return;
+        }
         recs.sort_unstable();
         for rec in recs {
             let delay = match rec {
