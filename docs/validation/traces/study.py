@@ -134,7 +134,8 @@ def main() -> None:
         return f"{mean(v):.1f}" + (f" ± {stdev(v):.1f}" if len(v) > 1 else "")
 
     lines = [f"Normalized execution time (%; 100 = the trace alone under RR, no background); "
-             f"seeds {a.seeds}; {len(done)} runs in {wall / 60:.1f} min with {a.jobs} jobs.", ""]
+             f"seeds {a.seeds}" + (" (mean ± standard deviation)" if len(seeds) > 1 else "")
+             + f"; {len(done)} runs in {wall / 60:.1f} min with {a.jobs} jobs.", ""]
     for (trace, topo), b in base.items():
         scale = next(d["compute_scale"] for d in done if d["trace"] == trace)
         lines += [f"### {trace} on {topo} (compute_scale {scale:g}; baseline {b} cycles)", "",
