@@ -123,7 +123,9 @@ def _run_text(text: str, origin: str, sets: Sequence[str], seed: Optional[int]) 
             raise FlitsimError(f"seed must be an integer, got {seed!r}")
         if not 0 <= seed < 2**64:
             raise FlitsimError(f"seed must be in 0..2^64-1, got {seed}")
-    return _core.run_json(text, origin, list(sets), seed)
+    from .traces.cache import experiment_sets
+
+    return _core.run_json(text, origin, experiment_sets(text, origin, sets), seed)
 
 
 def _read_config(config: ConfigSource) -> Tuple[str, str]:

@@ -55,6 +55,7 @@ from . import (
     _core,
     _read_config,
 )
+from .traces.cache import experiment_sets
 from .values import format_value, parse_vary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,7 +172,9 @@ def sweep(
     if scheduler is not None and backend != "dask":
         raise FlitsimError("scheduler is only used with backend='dask'")
 
-    base = json.loads(_core.resolve_json(text, origin, base_sets, None))
+    base = json.loads(
+        _core.resolve_json(text, origin, experiment_sets(text, origin, base_sets), None)
+    )
     seed_list = _seed_list(seeds, int(base["seed"]))
     runs = _plan(grid, text, origin, base_sets, seed_list)
 
@@ -318,7 +321,7 @@ class SweepResult:
 
 def _run_one(text: str, origin: str, sets: Sequence[str], seed: int) -> str:
     """Run one experiment and return the engine's JSON (the task Dask workers execute)."""
-    return _core.run_json(text, origin, list(sets), seed)
+    return _core.run_json(text, origin, experiment_sets(text, origin, sets), seed)
 
 
 # ---------------------------------------------------------------------------------------
@@ -401,7 +404,9 @@ def _plan(
         )
         for seed in seeds:
             try:
-                resolved = json.loads(_core.resolve_json(text, origin, list(sets), seed))
+                resolved = json.loads(
+                    _core.resolve_json(text, origin, experiment_sets(text, origin, sets), seed)
+                )
             except FlitsimError as e:
                 raise FlitsimError(f"sweep point {grid.describe(values)}: {e}") from None
             runs.append(

@@ -473,3 +473,88 @@ def test_unsupported_calls_are_reported_not_dropped(tmp_path, runner, monkeypatc
     strict = invoke(runner, "trace", "convert", fake_dir, out, "--strict")
     assert_user_error(strict, "cannot be modelled", "probe 3", "--strict")
     assert not out.exists()
+
+
+# -- format = "dumpi" inside an experiment -----------------------------------------------------
+
+DUMPI_EXPERIMENT = """seed = 1
+[units]
+flit_bytes = 64
+cycle_ns = 1
+[topology]
+kind = "kary_ntree"
+k = 16
+n = 1
+[[traffic.class]]
+name = "BE"
+message_flits = 16
+[traffic.trace]
+path = "{path}"
+format = "{fmt}"
+compute_scale = 0
+[run]
+warmup = 0
+measure = 10
+drain_max = 100000000
+"""
+
+
+@needs_traces
+def test_a_dumpi_trace_runs_inside_an_experiment(tmp_path, converted, runner, monkeypatch):
+    import flitsim
+    from flitsim.traces import cache
+
+    _pydumpi()
+    monkeypatch.setenv("FLITSIM_CACHE_DIR", str(tmp_path / "cache"))
+    exp = tmp_path / "exp.toml"
+    exp.write_text(DUMPI_EXPERIMENT.format(path=TRACES / "imb-pingpong-16", fmt="dumpi"))
+    first = invoke(runner, "run", exp, "--json")
+    assert first.exit_code == 0, first.stderr
+    cached = list((tmp_path / "cache" / "traces").glob("*.vef"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    # The conversion is cached; the same experiment gives the same bytes (timings aside).
+    again = invoke(runner, "run", exp, "--json")
+    assert cached[0].stat().st_mtime_ns == stamp
+
+    def strip(text):
+        r = json.loads(text)
+        r.pop("performance")
+        return r
+
+    assert strip(again.stdout) == strip(first.stdout)
+    # The same replay as the VEF converted by hand; the hash covers the trace's content.
+    vef = tmp_path / "exp-vef.toml"
+    vef.write_text(DUMPI_EXPERIMENT.format(path=converted["imb-pingpong-16"], fmt="vef"))
+    by_hand = flitsim.run(vef)
+    result = strip(first.stdout)
+    assert result["trace"] == by_hand["trace"]
+    assert result["trace"]["complete"] and result["trace"]["messages"] == 847
+    assert cached[0].read_text() == converted["imb-pingpong-16"].read_text()
+    assert result["config_hash"] != by_hand["config_hash"]  # path and format differ
+    # A changed trace changes the content key, hence the cached file used.
+    files = cache.rank_files_key(TRACES / "imb-pingpong-16")
+    assert files == cached[0].stem
+
+
+def test_dumpi_in_an_experiment_errors(tmp_path, runner, monkeypatch):
+    import sys
+
+    monkeypatch.setenv("FLITSIM_CACHE_DIR", str(tmp_path / "cache"))
+    exp = tmp_path / "exp.toml"
+    exp.write_text(DUMPI_EXPERIMENT.format(path="missing", fmt="dumpi"))
+    assert_user_error(invoke(runner, "run", exp), "exp.toml", "traffic.trace.path", "missing")
+    good = tmp_path / "dumpi-a-0000.bin"
+    good.write_bytes(dumpi_module.MAGIC + bytes(56) + dumpi_module.MAGIC + bytes(56))
+    exp.write_text(DUMPI_EXPERIMENT.format(path=good.name, fmt="dumpi"))
+    monkeypatch.setitem(sys.modules, "pydumpi", None)
+    monkeypatch.setattr(dumpi_module, "_reader_class", None)
+    assert_user_error(
+        invoke(runner, "run", exp), "traffic.trace.format", "pip install 'flitsim[trace]'"
+    )
+    # An override to a VEF file needs no conversion.
+    vef = write(tmp_path, "VEF 2 1 1 0 0 TRUE\nC0 0 1\n0 0 1 64 0 0 -1\n")
+    result = invoke(runner, "run", exp, "--json", "--set", 'traffic.trace.format="vef"',
+                    "--set", f'traffic.trace.path="{vef}"')
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["trace"]["complete"]

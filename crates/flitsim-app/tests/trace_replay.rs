@@ -48,8 +48,33 @@ fn replay(name: &str, vef: &str, exp: &str) -> flitsim_sim::RunResult {
     let (dir, origin) = files(name, vef, exp);
     let text = std::fs::read_to_string(&origin).unwrap();
     let r = common::run(&text, &origin, &[]);
+    assert_eq!(
+        without_timings(&r),
+        without_timings(&in_memory(&text, &origin, &[])),
+        "{name}: the streamed and the in-memory trace replay differently"
+    );
     std::fs::remove_dir_all(dir).ok();
     r
+}
+
+/// The experiment run with its trace read whole into memory instead of streamed.
+fn in_memory(text: &str, origin: &str, sets: &[String]) -> flitsim_sim::RunResult {
+    let mut cfg = flitsim_app::ExperimentConfig::parse(text, origin, sets, None).unwrap();
+    let tc = cfg.traffic.trace.as_mut().unwrap();
+    let streamed = tc.program.as_ref().unwrap().stream.clone().unwrap();
+    let file = std::io::BufReader::new(std::fs::File::open(&streamed.path).unwrap());
+    let cycle_ns = cfg.units.as_ref().unwrap().cycle_ns();
+    let p = flitsim_sim::replay::vef::read_scaled(file, "trace", cycle_ns, tc.compute_scale);
+    tc.program = Some(std::sync::Arc::new(p.unwrap()));
+    let base = std::path::Path::new(origin).parent();
+    flitsim_app::run_experiment(&cfg, base).unwrap()
+}
+
+/// The result as JSON without its wall-clock timings.
+fn without_timings(r: &flitsim_sim::RunResult) -> String {
+    let mut v = serde_json::to_value(r).unwrap();
+    v.as_object_mut().unwrap().remove("performance");
+    v.to_string()
 }
 
 /// A ping-pong of `n` round trips of `bytes` bytes between tasks 0 and 1, each message
@@ -257,4 +282,28 @@ fn compute_scale_shrinks_the_delays() {
         e.contains("traffic.trace.compute_scale") && e.contains("non-negative"),
         "{e}"
     );
+}
+
+#[test]
+fn a_dumpi_trace_runs_from_its_converted_vef() {
+    // `format = "dumpi"` with `converted` (what the Python package sets) replays the VEF it
+    // names; the resolved configuration and its hash leave the cache path out.
+    let pp = ping_pong(2, 64, 10);
+    let vef = replay("dumpi-vef", &pp, &exp(4, ""));
+    let (dir, origin) = files("dumpi", &pp, &exp(4, "format = \"dumpi\""));
+    let text = std::fs::read_to_string(&origin).unwrap();
+    let converted = dir.join("trace.vef").display().to_string();
+    let set = format!("traffic.trace.converted={converted:?}");
+    let r = common::run(&text, &origin, &[set.as_str()]);
+    assert_eq!(r.trace, vef.trace);
+    let other = format!(
+        "traffic.trace.converted={:?}",
+        dir.join("copy.vef").display()
+    );
+    std::fs::copy(dir.join("trace.vef"), dir.join("copy.vef")).unwrap();
+    assert_eq!(
+        common::run(&text, &origin, &[other.as_str()]).config_hash,
+        r.config_hash
+    );
+    std::fs::remove_dir_all(dir).ok();
 }

@@ -14,6 +14,9 @@ the form both trace readers produce, in Python:
 * :mod:`flitsim.traces.dumpi`: :func:`~flitsim.traces.dumpi.read_dumpi` converts SST DUMPI
   per-rank traces with the optional ``pydumpi`` package (``pip install 'flitsim[trace]'``).
 
+:mod:`flitsim.traces.cache` converts the DUMPI trace of an experiment with ``format = "dumpi"``
+once and keeps the VEF in a cache keyed by content (``docs/traces.md``).
+
 :func:`info` summarises either form (the data of ``flitsim trace info``).
 """
 

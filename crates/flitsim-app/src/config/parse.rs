@@ -259,31 +259,39 @@ fn read_mpi_trace(cfg: &mut ExperimentConfig, origin: &str) -> Result<(), (Strin
             "needs [units] (trace times are nanoseconds and sizes bytes)".into(),
         ));
     };
-    if tc.format == TraceFormat::Dumpi {
-        return Err((
-            "traffic.trace.format".into(),
-            "\"dumpi\" traces are converted by the Python package: run `flitsim trace convert \
-             DIR OUT.vef` and give OUT.vef with format = \"vef\""
-                .into(),
-        ));
-    }
     let base = std::path::Path::new(origin).parent().filter(|p| p.exists());
     let at = |p: &str| base.map_or_else(|| std::path::PathBuf::from(p), |b| b.join(p));
-    let full = at(&tc.path);
-    let file = std::fs::File::open(&full).map_err(|e| {
-        (
-            "traffic.trace.path".to_string(),
-            format!("{}: {e}", full.display()),
-        )
-    })?;
+    let full = match (tc.format, &tc.converted) {
+        (TraceFormat::Vef, _) => at(&tc.path),
+        (TraceFormat::Dumpi, Some(vef)) => std::path::PathBuf::from(vef),
+        (TraceFormat::Dumpi, None) => {
+            return Err((
+                "traffic.trace.format".into(),
+                format!(
+                    "\"dumpi\" traces are converted by the Python package, which this program \
+                     does not use: run the experiment with `flitsim run` (pip install \
+                     'flitsim[trace]'), or convert the trace first with `flitsim trace convert \
+                     {} OUT.vef` and give OUT.vef with format = \"vef\"",
+                    tc.path
+                ),
+            ))
+        }
+    };
     if !(tc.compute_scale.is_finite() && tc.compute_scale >= 0.0) {
         return Err((
             "traffic.trace.compute_scale".into(),
             format!("{}: must be a non-negative number", tc.compute_scale),
         ));
     }
-    let program = flitsim_sim::replay::vef::read_scaled(
-        std::io::BufReader::new(file),
+    if let Err(e) = std::fs::File::open(&full) {
+        return Err((
+            "traffic.trace.path".to_string(),
+            format!("{}: {e}", full.display()),
+        ));
+    }
+    // Streamed: checked and measured now, read again as the replay goes.
+    let program = flitsim_sim::replay::vef::open_scaled(
+        &full,
         &full.display().to_string(),
         units.cycle_ns(),
         tc.compute_scale,

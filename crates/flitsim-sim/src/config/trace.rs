@@ -15,8 +15,8 @@ pub enum TraceFormat {
     /// VEF text (read natively).
     #[default]
     Vef,
-    /// SST DUMPI per-rank binaries (converted to VEF by the Python package, `flitsim trace
-    /// convert`).
+    /// SST DUMPI per-rank binaries: `flitsim run` and `flitsim.run` (the Python package)
+    /// convert them to a cached VEF file first (`flitsim trace convert` does it by hand).
     Dumpi,
 }
 
@@ -24,12 +24,18 @@ pub enum TraceFormat {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
-    /// The trace file, relative to the experiment file's directory. Times in it are
-    /// nanoseconds and sizes bytes: `[units]` is required.
+    /// The trace file (`vef`) or DUMPI trace (`dumpi`: a directory of per-rank files, or one
+    /// of them), relative to the experiment file's directory. Times in it are nanoseconds and
+    /// sizes bytes: `[units]` is required.
     pub path: String,
     /// `vef` (default) or `dumpi`.
     #[serde(default)]
     pub format: TraceFormat,
+    /// For `format = "dumpi"`: the VEF file converted from `path`, set by the Python package
+    /// (`flitsim run`, `flitsim.run`, sweeps) to its cached conversion. Not part of the
+    /// resolved configuration nor of its hash (which covers the converted trace's text).
+    #[serde(default, skip_serializing)]
+    pub converted: Option<String>,
     /// The class (SL) of the trace's messages by name (default: the first class).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,

@@ -73,23 +73,79 @@ pub struct Collective {
     pub parts: Vec<Participation>,
 }
 
-/// A whole trace, with times in cycles and sizes in bytes (converted to flits by the engine
-/// with its flit size).
+/// A trace, with times in cycles and sizes in bytes (converted to flits by the engine with its
+/// flit size): in memory (its lists of messages and collectives), or streamed from a file
+/// ([`vef::open_scaled`]: the lists are empty and `stream` says how to read it).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceProgram {
     /// Number of tasks.
     pub tasks: u32,
-    /// Point-to-point messages by id.
+    /// Point-to-point messages by index (in the order of the file).
     pub messages: Vec<Message>,
-    /// Collectives by id.
+    /// Collectives by index (in the order their first line comes in the file).
     pub collectives: Vec<Collective>,
     /// A digest of the file's text (for the configuration hash).
     pub digest: u64,
+    /// The file the replay streams the records from, when they are not in the lists.
+    pub stream: Option<std::sync::Arc<vef::StreamPlan>>,
 }
 
 impl TraceProgram {
     /// Bytes of all point-to-point messages.
     pub fn p2p_bytes(&self) -> u64 {
-        self.messages.iter().map(|m| m.bytes).sum()
+        match &self.stream {
+            Some(s) => s.bytes,
+            None => self.messages.iter().map(|m| m.bytes).sum(),
+        }
     }
+
+    /// Number of point-to-point messages.
+    pub fn message_count(&self) -> u64 {
+        self.stream
+            .as_ref()
+            .map_or(self.messages.len() as u64, |s| s.messages)
+    }
+
+    /// Number of collective operations.
+    pub fn collective_count(&self) -> u64 {
+        self.stream
+            .as_ref()
+            .map_or(self.collectives.len() as u64, |s| s.collectives)
+    }
+}
+
+/// A hasher for the integer keys of the replay's maps (record indexes and ids): one
+/// multiplication, where the standard hasher's SipHash costs more than the rest of an event.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A map keyed by record index or id.
+pub(crate) type IdMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// A record of the trace, ordered as the replay releases records that fall due together:
+/// messages by index, then participations by collective and communicator rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Rec {
+    /// Point-to-point message (index).
+    Msg(u32),
+    /// Participation of communicator rank `rank` in collective `coll`.
+    Part { coll: u32, rank: u32 },
 }
