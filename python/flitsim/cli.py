@@ -506,6 +506,20 @@ def format_summary(r: Dict[str, Any], title: str = "") -> str:
                 for b in refused[:3]
             ),
         )
+    deadline = r.get("deadline")
+    if deadline:
+        lost = [f"{d.get('class')} {d.get('packets')}" for d in deadline.get("discarded") or ()
+                if d.get("packets")]
+        ttd = deadline.get("max_ttd")
+        ttd_ns = deadline.get("max_ttd_ns")
+        item(
+            "deadline",
+            (f"{deadline.get('architecture')}; " if deadline.get("architecture") else "")
+            + f"order errors {deadline.get('order_errors')}"
+            + (f", largest TTD {_fmt(ttd, 0)} cycles" if ttd is not None else "")
+            + (f" ({_fmt(ttd_ns / 1e3, 1)} us)" if ttd_ns is not None else "")
+            + (f"; discarded packets: {', '.join(lost)}" if lost else "; nothing discarded"),
+        )
     cdg = r.get("cdg")
     if cdg:
         item("deadlock-free", _yes_no(cdg.get("deadlock_free")) + " (channel dependency graph)")

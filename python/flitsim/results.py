@@ -364,6 +364,8 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("units",),
     ("trace",),
     ("bandwidth",),
+    ("deadline",),
+    ("admission",),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

@@ -173,7 +173,8 @@ pub fn build_fabric_at(
         Some(dir) => (load_tables(dir, cfg, topo, base_dir)?, dir.clone()),
         None => {
             let engine = default_engine(cfg, topo);
-            match &cfg.qos.sc {
+            let arch_sc = architecture_sc(cfg)?;
+            match cfg.qos.sc.as_ref().or(arch_sc.as_ref()) {
                 None => {
                     let options = flitsim_manager::routing::EngineOptions {
                         lmc: cfg.routing.lmc,
@@ -266,6 +267,52 @@ fn assign_vls(
             v.tables(topo, &fabric, vls).map_err(|e| bad("voqsw", e))
         }
     }
+}
+
+/// The SC tables that lay out the VCs of `qos.architecture` (when `qos.sc` is not given): the
+/// routing lanes are `routing.vls / VCs`, and class `c` takes, in VC `vc(c)`, the VLs
+/// `vc · lanes + lane` — VC-major, so ascending VLs are the VCs in priority order. Two-VC
+/// architectures put the regulated classes (`qos.class[c].regulated`) in VC 0 and the others
+/// in VC 1; `traditional_4vc` gives every class its own VC, class 0 first.
+fn architecture_sc(cfg: &ExperimentConfig) -> Result<Option<ScQosConfig>, ExperimentError> {
+    let Some(a) = cfg.qos.architecture else {
+        return Ok(None);
+    };
+    if cfg.qos.sc.is_some() {
+        return Ok(None);
+    }
+    let classes = cfg.traffic.classes.len();
+    let name = a.name();
+    if cfg.qos.classes.len() != classes {
+        return Err(ExperimentError::Assembly(format!(
+            "qos.class: qos.architecture = \"{name}\" needs one [[qos.class]] per traffic class \
+             ({classes}), in class order; found {}",
+            cfg.qos.classes.len()
+        )));
+    }
+    let vcs = a.vcs(classes);
+    let lanes = cfg.routing.vls as usize / vcs;
+    if lanes == 0 {
+        return Err(ExperimentError::Assembly(format!(
+            "routing.vls = {}: qos.architecture = \"{name}\" needs at least {vcs} VLs (one per \
+             VC)",
+            cfg.routing.vls
+        )));
+    }
+    let vc_of = |c: usize| match a {
+        flitsim_sim::config::QosArchitecture::Traditional4vc => c,
+        _ => usize::from(!cfg.qos.classes[c].regulated),
+    };
+    // Each class has its own SCs (an SC carries one SL): SC `c · lanes + lane` → VL
+    // `vc(c) · lanes + lane`.
+    Ok(Some(ScQosConfig {
+        sl2sc: (0..classes)
+            .map(|c| (0..lanes).map(|l| (c * lanes + l) as u8).collect())
+            .collect(),
+        sc2vl: (0..classes * lanes)
+            .map(|sc| (vc_of(sc / lanes) * lanes + sc % lanes) as u8)
+            .collect(),
+    }))
 }
 
 /// Routes one class over as many VLs as the SC tables have lanes, then maps SLs to SCs to VLs.
@@ -531,6 +578,49 @@ fn manage_bandwidth(
     Ok((params, Some(out), schedule))
 }
 
+/// Admission control's report (as JSON) and, per flow, its path (`None`: refused).
+type Admission = (serde_json::Value, Vec<Option<u8>>);
+
+/// With `qos.admission_limit`: admits the flows of regulated classes (every flow without
+/// `[[qos.class]]`) in flow order, each on its least occupied path; returns the report and, per
+/// flow, its path or `None` when refused.
+fn admission_control(
+    cfg: &ExperimentConfig,
+    topo: &Topology,
+    fabric: &FabricConfig,
+) -> Result<Option<Admission>, ExperimentError> {
+    use flitsim_manager::cac::{admit, FlowRequest};
+    let Some(limit) = cfg.qos.admission_limit else {
+        return Ok(None);
+    };
+    let specs = cfg.traffic.expand_flows(topo.num_endpoints(), cfg.seed);
+    let regulated = |c: u8| {
+        cfg.qos.classes.is_empty() || cfg.qos.classes.get(c as usize).is_some_and(|q| q.regulated)
+    };
+    let requests: Vec<FlowRequest> = specs
+        .iter()
+        .map(|f| {
+            if regulated(f.class) {
+                FlowRequest::qos(f.src, f.dst, f.rate)
+            } else {
+                FlowRequest::unregulated(f.src, f.dst, f.rate)
+            }
+        })
+        .collect();
+    let report = admit(topo, fabric, &requests, limit)
+        .map_err(|e| cfg.error("qos.admission_limit", &e.to_string()))?;
+    let mut decisions: Vec<Option<u8>> = specs.iter().map(|f| Some(f.path as u8)).collect();
+    for a in &report.admitted {
+        decisions[a.flow] = Some(a.path as u8);
+    }
+    for r in &report.rejected {
+        decisions[r.flow] = None;
+    }
+    let json =
+        serde_json::to_value(&report).map_err(|e| ExperimentError::Assembly(e.to_string()))?;
+    Ok(Some((json, decisions)))
+}
+
 /// Runs a parsed experiment.
 pub fn run_experiment(
     cfg: &ExperimentConfig,
@@ -540,12 +630,17 @@ pub fn run_experiment(
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     check_flow_paths(cfg, &fabric)?;
     let (params, mut bandwidth, idt_changes) = manage_bandwidth(cfg, &topo, &fabric)?;
+    let admission = admission_control(cfg, &topo, &fabric)?;
     let mut net = Network::build(&params, &topo, fabric)?;
     if !idt_changes.is_empty() {
         net.schedule_idts(&idt_changes)?;
     }
+    if let Some((_, decisions)) = &admission {
+        net.admit_flows(decisions)?;
+    }
     let mut result = net.run()?;
     result.cdg = cdg;
+    result.admission = admission.map(|(report, _)| report);
     if let Some(b) = &mut bandwidth {
         for v in b.iter_mut() {
             v.accepted_rate = result

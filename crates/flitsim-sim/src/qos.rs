@@ -34,6 +34,19 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
         nic: s,
         dtable: None,
     };
+    if let Some(a) = q.architecture {
+        if q.scheduler != QosScheduler::None {
+            return Err(format!(
+                "qos.scheduler: cannot be combined with qos.architecture = \"{}\", which sets \
+                 the schedulers itself (strict priority among VCs); drop one of them",
+                a.name()
+            ));
+        }
+        // Every VL in ascending order (the engine lists them all): the VCs are numbered in
+        // priority order (VC 0, the regulated one, first) and laid out VC-major over the
+        // routing lanes.
+        return Ok(both(SchedulerConfig::StrictPriority { order: vec![0] }));
+    }
     Ok(match q.scheduler {
         QosScheduler::None => PortSchedulers {
             switch: cfg.switch.scheduler.clone(),

@@ -21,6 +21,8 @@ pub enum StreamKind {
     Flow = 4,
     /// A flow set's choices of pairs (index: the set's position).
     FlowSet = 5,
+    /// Clock offsets of switches and hosts (deadline-based QoS, `qos.clock_skew`).
+    Clock = 6,
 }
 
 fn splitmix(mut x: u64) -> u64 {

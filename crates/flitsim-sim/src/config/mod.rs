@@ -9,12 +9,14 @@
 //! | `flow.rs` | `[[traffic.flow]]`, `[[traffic.flow_set]]` |
 //! | `trace.rs` | `[traffic.trace]` |
 //! | `qos.rs` | `[qos]` and its tables |
+//! | `deadline.rs` | `qos.architecture`, `[[qos.class]]`, `switch.vl_discipline` |
 //! | `run.rs` | `[run]` |
 //!
 //! Every field has a default and a unit in its doc comment. The sections are serde types
 //! (`deny_unknown_fields`) so that the application layer (`flitsim-app`), which owns the
 //! experiment file, its topology and routing sections, its overrides and its JSON Schema, can
 //! embed them as they are; the engine itself reads no file and takes a [`SimParams`].
+mod deadline;
 mod flow;
 mod nic;
 mod qos;
@@ -25,6 +27,7 @@ mod trace;
 mod traffic;
 
 pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
+pub use deadline::{DeadlineStamp, QosArchitecture, QosClassConfig, VlDiscipline};
 pub use flow::{FlowConfig, FlowSetConfig, FlowSetKind, FlowSpec, MAX_FLOWS};
 pub use nic::NicConfig;
 pub use qos::{
@@ -101,6 +104,23 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if self.nic.rate_control && self.qos.deadlines() {
+            return Err(ParamError::new(
+                "nic.rate_control",
+                "cannot be combined with deadline stamping (qos.architecture or [[qos.class]]): \
+                 both decide when a NIC sends",
+            ));
+        }
+        if let Some(l) = self
+            .qos
+            .admission_limit
+            .filter(|l| !(*l > 0.0 && *l <= 1.0))
+        {
+            return Err(ParamError::new(
+                "qos.admission_limit",
+                format!("{l}: must be a fraction of link capacity in (0, 1]"),
+            ));
+        }
         if self.nic.rate_control && self.nic.dispatch_time == 0 {
             return Err(ParamError::new(
                 "nic.dispatch_time",

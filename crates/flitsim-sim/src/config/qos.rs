@@ -39,6 +39,48 @@ pub struct QosConfig {
     /// Omni-Path SL→SC and SC→VL tables (instead of one block of VLs per class).
     #[serde(default)]
     pub sc: Option<ScQosConfig>,
+    /// Deadline-based QoS architecture of Martínez et al. 2008 (§4.1): `traditional_2vc`,
+    /// `traditional_4vc`, `simple_2vc`, `advanced_2vc`, `ideal`. Sets the VCs (SL→VL), the
+    /// schedulers, the queue disciplines and the hosts' scheduling; needs `[[qos.class]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<super::QosArchitecture>,
+    /// Per traffic class, in class order: deadline stamping, VC and token bucket.
+    #[serde(default, rename = "class", skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<super::QosClassConfig>,
+    /// Eligible time = deadline − this, cycles, for classes with `eligible = true` (a time
+    /// with `[units]`; the paper uses 20 µs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub eligibility_factor: u64,
+    /// Packets that waited this long at their host without being injected are discarded
+    /// and counted, cycles (a time with `[units]`; the paper uses 100 ms; default never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_after: Option<u64>,
+    /// Clocks of switches and hosts are offset by up to this many cycles (uniform, seeded):
+    /// deadlines travel as time to deadline, so results do not depend on it (§3.3).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_skew: u64,
+    /// Connection admission control (Martínez et al. 2008, §4.1): the flows of regulated
+    /// classes (`qos.class[c].regulated`; every flow without `[[qos.class]]`) are admitted in
+    /// order only while every link of one of their paths stays at or below this fraction of
+    /// its capacity, each on its least occupied path; refused flows send nothing. The paper
+    /// uses 0.7. Results gain `admission` (the `flitsim cac` report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_limit: Option<f64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl QosConfig {
+    /// Whether hosts stamp deadlines and switches arbitrate by them: an EDF architecture, or
+    /// `[[qos.class]]` given without an architecture.
+    pub fn deadlines(&self) -> bool {
+        match self.architecture {
+            Some(a) => a.edf(),
+            None => !self.classes.is_empty(),
+        }
+    }
 }
 
 /// Omni-Path service channels (Cano-Cano et al. 2022, §2.1, Table 7): each traffic class (SL)

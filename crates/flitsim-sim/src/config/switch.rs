@@ -75,6 +75,10 @@ pub struct SwitchConfig {
     /// path). Switches then read the route and consult no table.
     #[serde(default, skip_serializing_if = "is_false")]
     pub source_routing: bool,
+    /// Queue discipline of every VL buffer (default `fifo`; `ordered_takeover` and `heap`
+    /// order packets by deadline, for deadline-based QoS — see `qos.architecture`).
+    #[serde(default, skip_serializing_if = "super::VlDiscipline::is_fifo")]
+    pub vl_discipline: super::VlDiscipline,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -206,6 +210,7 @@ impl Default for SwitchConfig {
             organisation: SwitchOrganisation::Crossbar,
             opa: OpaConfig::default(),
             source_routing: false,
+            vl_discipline: super::VlDiscipline::Fifo,
         }
     }
 }

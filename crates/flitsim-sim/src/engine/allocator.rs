@@ -20,6 +20,8 @@ pub(crate) struct Request {
     pub output: PortNum,
     pub out_vl: Vl,
     pub sl: Sl,
+    /// The head packet's deadline (deadline-based QoS; 0 otherwise).
+    pub dl: i64,
 }
 
 /// Marks a request already served (granted, or its output decided).
@@ -84,9 +86,12 @@ impl SeparableAllocator {
 
     /// Grants at most one request per output port, outputs in the order of their first
     /// request. `choose(output, candidates)` is the output's scheduler (it may refuse all);
-    /// `rr_start(output)` is the input port its round-robin arbiter looks at first. Returns
-    /// whether some request lost (then allocation should run again next cycle).
-    pub fn allocate(
+    /// `rr_start(output)` is the input port its round-robin arbiter looks at first. With
+    /// `BY_DEADLINE`, the output goes to the request for the chosen VL (any SL) with the
+    /// smallest deadline, round-robin order breaking ties (Martínez et al. 2008: the switch
+    /// serves the smallest head deadline). Returns whether some request lost (then allocation
+    /// should run again next cycle).
+    pub fn allocate<const BY_DEADLINE: bool>(
         &mut self,
         ports: usize,
         mut choose: impl FnMut(PortNum, &[Candidate]) -> Option<Candidate>,
@@ -117,10 +122,16 @@ impl SeparableAllocator {
             };
             let start = rr_start(op);
             let mut best = usize::MAX;
-            let mut best_key = usize::MAX;
+            let mut best_key = (i64::MAX, usize::MAX);
             for (j, r) in reqs.iter().enumerate().skip(i) {
-                if r.output == op && r.candidate() == chosen {
-                    let key = (r.input as usize + ports - start) % ports;
+                let matches = if BY_DEADLINE {
+                    r.output == op && r.out_vl.0 == chosen.vl
+                } else {
+                    r.output == op && r.candidate() == chosen
+                };
+                if matches {
+                    let rr = (r.input as usize + ports - start) % ports;
+                    let key = (if BY_DEADLINE { r.dl } else { 0 }, rr);
                     if key < best_key {
                         best_key = key;
                         best = j;
@@ -223,7 +234,7 @@ mod tests {
                 .into_iter()
                 .filter(|r| (r.0 as usize) < ports && (r.2 as usize) < ports && seen.insert(r.0))
                 .map(|(i, iv, o, ov, sl)| Request {
-                    input: i, in_vl: Vl(iv), output: o, out_vl: Vl(ov), sl: Sl(sl),
+                    input: i, in_vl: Vl(iv), output: o, out_vl: Vl(ov), sl: Sl(sl), dl: 0,
                 })
                 .collect();
             let starts: Vec<usize> = starts.iter().map(|s| s % ports).collect();
@@ -234,7 +245,7 @@ mod tests {
             for r in &reqs {
                 alloc.request(*r);
             }
-            let lost = alloc.allocate(ports, &choose, |op| starts[op as usize]);
+            let lost = alloc.allocate::<false>(ports, &choose, |op| starts[op as usize]);
             prop_assert_eq!(alloc.grants(), &want[..]);
             prop_assert_eq!(lost, want_lost);
             let outs: std::collections::HashSet<_> = want.iter().map(|g| g.output).collect();

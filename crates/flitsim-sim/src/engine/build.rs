@@ -10,8 +10,8 @@ use super::route::{Organisation, RouteSource, SourceRoutes};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    FlowSpec, InjectionKind, ParamError, SchedulerConfig, SharedBufferConfig, SimParams,
-    SwitchOrganisation, Switching,
+    DeadlineStamp, FlowSpec, InjectionKind, ParamError, QosArchitecture, SchedulerConfig,
+    SharedBufferConfig, SimParams, SwitchOrganisation, Switching, VlDiscipline,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -338,15 +338,20 @@ impl Network {
             .collect();
         let in_orgs: Vec<BufferOrg> = buffers.in_orgs.into_iter().map(|(_, o)| o).collect();
         let credits = VlAccount::new(vls, tx_org, in_orgs.clone());
+        let disciplines = vl_disciplines(cfg, vls).map_err(err)?;
+        let prio_inputs = cfg.qos.architecture.is_some();
+        let queues = |n: usize| -> Vec<VlQueue> {
+            (0..n * vls)
+                .map(|i| VlQueue::new(disciplines[i % vls]))
+                .collect()
+        };
         let obuf = match buffers.out {
             None => OutputBuffers {
                 stalled: vec![false; g_total],
                 ..Default::default()
             },
             Some((_, org)) => OutputBuffers {
-                queues: (0..g_total * vls)
-                    .map(|_| VlQueue::new(Discipline::Fifo))
-                    .collect(),
+                queues: queues(g_total),
                 account: VlAccount::new(
                     vls,
                     ports
@@ -362,9 +367,15 @@ impl Network {
                 cur: vec![Vl::NONE; g_total],
                 stalled: vec![false; g_total],
                 xsched: vec![
-                    OutputScheduler::RoundRobin {
-                        last: vls as u8 - 1,
-                        vls: vls as u8
+                    if prio_inputs {
+                        OutputScheduler::StrictPriority {
+                            order: (0..vls as u8).collect(),
+                        }
+                    } else {
+                        OutputScheduler::RoundRobin {
+                            last: vls as u8 - 1,
+                            vls: vls as u8,
+                        }
                     };
                     g_total
                 ],
@@ -417,6 +428,41 @@ impl Network {
         // NIC's flows in id order.
         let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, vls)).collect();
         let mut flow_local = vec![0u32; flows.len()];
+        let dl = super::deadline::DeadlineState::new(cfg, switches.len(), n, vls);
+        if dl.as_ref().is_some_and(|d| d.edf) {
+            let rules = stamp_rules(cfg).map_err(err)?;
+            let mut local: Vec<Vec<super::deadline::StampRule>> = vec![rules.clone(); n];
+            for (i, f) in flows.iter().enumerate() {
+                let l = &mut local[f.src as usize];
+                flow_local[i] = (l.len() - classes) as u32;
+                let mut r = rules[f.class as usize];
+                if r.stamp == DeadlineStamp::Rate
+                    && cfg.qos.classes[f.class as usize].bandwidth.is_none()
+                    && f.rate > 0.0
+                {
+                    r.step = 1.0 / f.rate;
+                }
+                l.push(r);
+            }
+            for (nic, l) in nics.iter_mut().zip(local) {
+                nic.edf = Some(Box::new(super::deadline::HostEdf::new(l)));
+            }
+        }
+        let buckets = match cfg.qos.architecture {
+            None | Some(QosArchitecture::Traditional4vc) => true,
+            Some(_) => false,
+        };
+        if buckets && cfg.qos.classes.iter().any(|q| q.bucket_rate.is_some()) {
+            for nic in &mut nics {
+                let full = (0..classes)
+                    .map(|c| {
+                        let depth = cfg.qos.classes.get(c).and_then(|q| q.bucket_depth);
+                        (depth.unwrap_or(mtu[c] as u32) as f64, 0)
+                    })
+                    .collect();
+                nic.buckets = Some(full);
+            }
+        }
         if cfg.nic.rate_control {
             let t_min = cfg.nic.dispatch_time.max(1);
             let mut local: Vec<Vec<(u8, f64)>> = (0..n)
@@ -473,9 +519,7 @@ impl Network {
             vl_owner: vec![PacketId::NONE; g_total * vls],
             sched,
             rr_out: vec![RoundRobinArbiter::default(); g_total],
-            inputs: (0..g_total * vls)
-                .map(|_| VlQueue::new(Discipline::Fifo))
-                .collect(),
+            inputs: queues(g_total),
             occ: vec![0; g_total * vls],
             in_orgs,
             in_conns: vec![0; g_total],
@@ -512,10 +556,93 @@ impl Network {
                 .check_invariants
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
             shuffle: None,
+            dl: dl.map(Box::new),
+            prio_inputs,
         };
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
     }
+}
+
+/// The queue discipline of each VL: `switch.vl_discipline`, or the architecture's (ordered +
+/// take-over in the regulated VC of `advanced_2vc`, heaps everywhere under `ideal`).
+fn vl_disciplines(cfg: &SimParams, vls: usize) -> Result<Vec<Discipline>, String> {
+    let of = |d: VlDiscipline| match d {
+        VlDiscipline::Fifo => Discipline::Fifo,
+        VlDiscipline::OrderedTakeover => Discipline::OrderedTakeover,
+        VlDiscipline::Heap => Discipline::Heap,
+    };
+    let Some(a) = cfg.qos.architecture else {
+        return Ok(vec![of(cfg.switch.vl_discipline); vls]);
+    };
+    if !cfg.switch.vl_discipline.is_fifo() {
+        return Err(format!(
+            "switch.vl_discipline: set by qos.architecture = \"{}\"; drop one of them",
+            a.name()
+        ));
+    }
+    let vcs = a.vcs(cfg.traffic.classes.len());
+    let lanes = (vls / vcs).max(1);
+    Ok((0..vls)
+        .map(|v| match a {
+            QosArchitecture::Ideal => Discipline::Heap,
+            QosArchitecture::Advanced2vc if v < lanes => Discipline::OrderedTakeover,
+            _ => Discipline::Fifo,
+        })
+        .collect())
+}
+
+/// Per class, how EDF hosts stamp its packets (`[[qos.class]]`). Errors name the key.
+fn stamp_rules(cfg: &SimParams) -> Result<Vec<super::deadline::StampRule>, String> {
+    let classes = cfg.traffic.classes.len();
+    if cfg.qos.classes.len() != classes {
+        return Err(format!(
+            "qos.class: {} entries for {classes} traffic classes (deadline stamping needs one \
+             [[qos.class]] per class, in class order)",
+            cfg.qos.classes.len()
+        ));
+    }
+    cfg.qos
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(c, q)| {
+            let key = format!("qos.class[{c}]");
+            let step = match q.stamp {
+                DeadlineStamp::Link => 1.0,
+                DeadlineStamp::Rate => {
+                    let bw = q.bandwidth.unwrap_or_else(|| cfg.traffic.class_rate(c));
+                    if !(bw.is_finite() && bw > 0.0) {
+                        if q.bandwidth.is_some() || cfg.traffic.flows.is_empty() {
+                            return Err(format!(
+                                "{key}.bandwidth: {bw}: stamp = \"rate\" needs a positive \
+                                 bandwidth (flits/cycle), given or from the class's rate"
+                            ));
+                        }
+                        // A class carried only by flows: each flow stamps with its own rate.
+                        1.0
+                    } else {
+                        1.0 / bw
+                    }
+                }
+                DeadlineStamp::Frame => match q.frame_latency {
+                    Some(l) if l > 0 => l as f64,
+                    _ => {
+                        return Err(format!(
+                            "{key}.frame_latency: stamp = \"frame\" needs a frame latency of \
+                             at least 1 cycle"
+                        ))
+                    }
+                },
+            };
+            Ok(super::deadline::StampRule {
+                stamp: q.stamp,
+                step,
+                regulated: q.regulated,
+                eligible: q.eligible,
+            })
+        })
+        .collect()
 }
 
 /// Per class, the unit the NIC cuts messages into, and the packet size inside a unit (0 when
@@ -544,7 +671,15 @@ fn schedulers(
     internal_port: &[bool],
 ) -> Result<(Vec<OutputScheduler>, bool), SimError> {
     let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
-    let port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
+    let mut port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
+    if cfg.qos.architecture.is_some() {
+        // VCs in priority order, VC-major over the routing lanes: ascending VLs.
+        let order = (0..vls as u8).collect::<Vec<_>>();
+        port_scheds.switch = SchedulerConfig::StrictPriority {
+            order: order.clone(),
+        };
+        port_scheds.nic = SchedulerConfig::StrictPriority { order };
+    }
     let switch_sched = OutputScheduler::new(&port_scheds.switch, vls as u8, &mtu_flits)
         .map_err(|m| err(format!("switch scheduler: {m}")))?;
     let nic_sched = OutputScheduler::new(&port_scheds.nic, vls as u8, &mtu_flits)

@@ -110,6 +110,9 @@ impl Network {
     /// The one place where flits enter a link: NICs, crossbars and output buffers all use it.
     #[inline(always)]
     pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
+        if ev.flags & F_HEAD != 0 && self.dl.is_some() {
+            self.deadline_depart(ev.pkt, g.idx(), t);
+        }
         let out = self.ports[g.idx()];
         ev.target = out.peer;
         self.wheel.push(t + out.latency as u64, ev);

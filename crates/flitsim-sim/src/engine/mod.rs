@@ -59,6 +59,7 @@ use std::collections::BinaryHeap;
 pub mod allocator;
 pub mod buffer;
 pub(crate) mod build;
+pub mod deadline;
 pub mod invariants;
 pub mod link;
 pub mod nic;
@@ -207,6 +208,11 @@ pub struct Network {
     check_every: u64,
     /// A random visiting order (testing), or the index order.
     shuffle: Option<VisitOrder>,
+    /// Deadline-based QoS (`qos.architecture`, `[[qos.class]]`, …), if configured.
+    dl: Option<Box<deadline::DeadlineState>>,
+    /// Input ports offer their VLs in priority order (lowest first) instead of round robin:
+    /// the VCs of `qos.architecture` are numbered in priority order.
+    prio_inputs: bool,
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.
@@ -266,6 +272,34 @@ impl Network {
             self.idt_schedule.push((at, flow, idt));
         }
         self.idt_schedule.sort_by_key(|&(at, _, _)| at);
+        Ok(())
+    }
+
+    /// Applies admission control's decisions to the flows (in flow id order): `Some(k)` runs
+    /// the flow on path `k`, `None` refuses it (it sends nothing). Fails when the list does not
+    /// cover the flows or a path does not exist.
+    pub fn admit_flows(&mut self, decisions: &[Option<u8>]) -> Result<(), SimError> {
+        if decisions.len() != self.counters.flows.len() {
+            return Err(SimError::Build(format!(
+                "admission decisions for {} flows, the network has {}",
+                decisions.len(),
+                self.counters.flows.len()
+            )));
+        }
+        let paths = self.fabric.num_paths();
+        for src in &mut self.sources {
+            let Some(f) = &mut src.flow else { continue };
+            match decisions[f.tag.flow as usize] {
+                Some(k) if (k as usize) < paths => f.tag.path = k,
+                Some(k) => {
+                    return Err(SimError::Build(format!(
+                        "flow {}: path {k}, but the fabric offers {paths}",
+                        f.tag.flow
+                    )))
+                }
+                None => f.stop = 0,
+            }
+        }
         Ok(())
     }
 
@@ -471,6 +505,7 @@ impl Network {
         let (s, in_port) = self.port_names[g];
         let i = g * self.vls + ev.vl.idx();
         if ev.flags & F_HEAD != 0 {
+            let dl = self.deadline_arrive(ev.pkt, g, t);
             let p = &self.packets[ev.pkt];
             let sw = &mut self.switches[s as usize];
             let (out_port, out_vl) =
@@ -501,6 +536,7 @@ impl Network {
                 busy: false,
                 arrived: t,
                 ready: NEVER,
+                dl,
             });
             if head {
                 let r = t + self.ports[g].delay as u64;
@@ -609,6 +645,12 @@ impl Network {
                     .filter_map(|n| n.rate.as_deref())
                     .flat_map(|r| r.queued()),
             )
+            .chain(
+                self.nics
+                    .iter()
+                    .filter_map(|n| n.edf.as_deref())
+                    .flat_map(|r| r.queued()),
+            )
             .map(|m| m.left as u64)
             .sum();
         let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
@@ -656,6 +698,10 @@ impl Network {
             ports,
         });
         result.trace = trace;
+        if let Some(dl) = &self.dl {
+            let names = self.cfg.traffic.classes.iter().map(|c| c.name.clone());
+            result.deadline = Some(dl.result(names));
+        }
         result
     }
 }

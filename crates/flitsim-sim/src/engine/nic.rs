@@ -89,6 +89,10 @@ pub(crate) struct Nic {
     pub skip: u32,
     /// The rate controller, with `nic.rate_control` (its flows replace the class queues).
     pub rate: Option<Box<super::rate::NicRate>>,
+    /// The EDF host of deadline-based QoS (its queues replace the class queues).
+    pub edf: Option<Box<super::deadline::HostEdf>>,
+    /// Token buckets per class (`qos.class[].bucket_rate`): (tokens, last update cycle).
+    pub buckets: Option<Vec<(f64, Cycle)>>,
 }
 
 impl Nic {
@@ -105,6 +109,8 @@ impl Nic {
             seq: 0,
             skip: 0,
             rate: None,
+            edf: None,
+            buckets: None,
         }
     }
 }
@@ -187,6 +193,9 @@ impl Network {
             let c = src.class as usize;
             if let Some(f) = &src.flow {
                 let (tag, dst, start, stop) = (f.tag, f.dst, f.start, f.stop);
+                if t >= stop {
+                    continue; // refused by admission control
+                }
                 let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
                 let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
                 if next.saturating_add(start) < stop {
@@ -269,6 +278,10 @@ impl Network {
             rc.enqueue(i, m, t);
             return;
         }
+        if nic.edf.is_some() {
+            self.edf_enqueue(e as usize, c, m, t);
+            return;
+        }
         nic.app[c].push_back(m);
     }
 
@@ -279,8 +292,10 @@ impl Network {
         if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
             if self.nics[e].rate.is_some() {
                 self.dispatch(e, t);
+            } else if self.nics[e].edf.is_some() {
+                self.edf_dispatch(e, t);
             } else {
-                self.refill(e);
+                self.refill(e, t);
             }
         }
         let g = self.nic_base as usize + e;
@@ -295,21 +310,38 @@ impl Network {
     /// of the refill, so small packets of another class cannot overtake it into that VL and
     /// starve it. `skip` counts flits that must leave the NIC before any waiting head can fit
     /// (0 = try now); a new message resets it.
-    fn refill(&mut self, e: usize) {
+    ///
+    /// With `qos.discard_after`, a message that waited longer is discarded when it reaches
+    /// the front; with token buckets, a class's head waits for `len` tokens.
+    fn refill(&mut self, e: usize, t: Cycle) {
         let classes = self.mtu.len();
         let mut blocked: u32 = 0;
         let mut shortfall = u32::MAX;
+        let discard_after = self.dl.as_deref().and_then(|d| d.discard_after);
         loop {
             let mut moved = false;
+            let mut last = None;
             for k in 0..classes {
                 let nic = &self.nics[e];
                 let c = (nic.rr_class as usize + k) % classes;
                 let Some(msg) = nic.app[c].front() else {
                     continue;
                 };
+                if discard_after.is_some_and(|limit| t.saturating_sub(msg.gen) > limit) {
+                    let m = *msg;
+                    let nic = &mut self.nics[e];
+                    nic.app[c].pop_front();
+                    nic.app_msgs -= 1;
+                    self.discard(c, m);
+                    moved = true;
+                    continue;
+                }
                 let len = msg.left.min(self.unit[c] as u32);
                 let dst = msg.dst;
                 let path = msg.tag.path;
+                if !self.take_tokens(e, c, len, t) {
+                    continue;
+                }
                 let wire_sl = self.fabric.wire_sl_on(
                     Sl(c as u8),
                     EndpointId(e as u32),
@@ -328,6 +360,9 @@ impl Network {
                     continue;
                 }
                 let nic = &mut self.nics[e];
+                if let Some(b) = nic.buckets.as_mut() {
+                    b[c].0 -= len as f64;
+                }
                 let msg = nic.app[c].front_mut().unwrap();
                 let m = *msg;
                 msg.left -= len;
@@ -337,9 +372,14 @@ impl Network {
                 }
                 self.make_packet(e, c, m, len, wire_sl, vl);
                 moved = true;
+                last = Some(c);
             }
+            // The next pass starts after the last class served (or, when none was, where this
+            // one started): classes sharing a VL take turns at its free space.
             let nic = &mut self.nics[e];
-            nic.rr_class = ((nic.rr_class as usize + 1) % classes) as u8;
+            if let Some(c) = last {
+                nic.rr_class = ((c + 1) % classes) as u8;
+            }
             if !moved || nic.app_msgs == 0 {
                 if nic.app_msgs > 0 && shortfall != u32::MAX {
                     nic.skip = shortfall;
@@ -349,9 +389,36 @@ impl Network {
         }
     }
 
+    /// Whether class `c`'s token bucket at NIC `e` holds `len` tokens at cycle `t` (refilled
+    /// first; always true without buckets or for a class without one). Takes nothing.
+    fn take_tokens(&mut self, e: usize, c: usize, len: u32, t: Cycle) -> bool {
+        let Some(b) = self.nics[e].buckets.as_mut() else {
+            return true;
+        };
+        let Some(q) = self.cfg.qos.classes.get(c) else {
+            return true;
+        };
+        let Some(rate) = q.bucket_rate else {
+            return true;
+        };
+        let depth = q.bucket_depth.unwrap_or(self.mtu[c] as u32).max(len) as f64;
+        let (tokens, last) = &mut b[c];
+        *tokens = (*tokens + rate * t.saturating_sub(*last) as f64).min(depth);
+        *last = t;
+        *tokens >= len as f64
+    }
+
     /// Cuts a packet of `len` flits of message `m` (class `c`) into the NIC buffer's queue of
-    /// VL `vl` (which has room).
-    fn make_packet(&mut self, e: usize, c: usize, m: Msg, len: u32, wire_sl: Sl, vl: Vl) {
+    /// VL `vl` (which has room), and returns it.
+    pub(crate) fn make_packet(
+        &mut self,
+        e: usize,
+        c: usize,
+        m: Msg,
+        len: u32,
+        wire_sl: Sl,
+        vl: Vl,
+    ) -> PacketId {
         let path = m.tag.path;
         let nic = &mut self.nics[e];
         nic.used += len;
@@ -379,9 +446,11 @@ impl Network {
             flow: m.tag.flow,
             path,
             route,
+            deadline: 0,
             delivered: 0,
         });
         self.nics[e].queues[vl.idx()].push_back(id);
+        id
     }
 
     /// Rate control: dispatches one packet from the due flow with the smallest next dispatch

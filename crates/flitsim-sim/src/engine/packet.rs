@@ -36,6 +36,9 @@ pub(crate) struct Packet {
     pub path: u8,
     /// With source routing, the index of its route's first hop (see `SourceRoutes`).
     pub route: u32,
+    /// Deadline-based QoS: its deadline in the clock of the node holding it, or its time to
+    /// deadline while its head crosses a link (see `engine::deadline`); 0 otherwise.
+    pub deadline: i64,
     /// Flits delivered to the destination so far (counted only for an atomic DTable message
     /// of several packets, whose packets are counted one by one as their tails arrive).
     pub delivered: u16,
@@ -103,6 +106,19 @@ impl MessageSlab {
         let e = &mut self.entries[i as usize];
         e.unsent -= flits;
         (e.unsent == 0 && e.trace != NO_TRACE).then_some(e.trace)
+    }
+
+    /// Counts `flits` flits of message `i` discarded at its host: it will never complete,
+    /// so it no longer counts as measured (its entry is freed with its last flit).
+    #[inline]
+    pub fn discard(&mut self, i: u32, flits: u32) {
+        let e = &mut self.entries[i as usize];
+        e.unsent -= flits;
+        e.measured = false;
+        e.left -= flits;
+        if e.left == 0 {
+            self.free.push(i);
+        }
     }
 
     /// Counts `flits` delivered flits of message `i`; returns the entry (and frees it) when

@@ -2,10 +2,22 @@
 //!
 //! Every input buffer, Omni-Path central buffer and output buffer of a switch holds one
 //! [`VlQueue`] per VL. The allocator never looks inside a queue: it asks for the
-//! [`head`](VlQueue::head), the packet the discipline lets move next. Today the only
-//! discipline is FIFO (InfiniBand and Omni-Path VLs are FIFOs); deadline-based QoS adds
-//! ordered + take-over and heap queues here, as new [`Discipline`] variants, without touching
-//! the allocator.
+//! [`head`](VlQueue::head), the packet the discipline lets move next. Three disciplines:
+//!
+//! * [`Discipline::Fifo`]: first in, first out (InfiniBand and Omni-Path VLs).
+//! * [`Discipline::OrderedTakeover`]: the two-queue VL of Martínez et al. 2008 (§3.4 and the
+//!   appendix, `shared/papers/001_35fa54e686c80f21.txt`). An arriving packet joins the
+//!   *ordered* queue when its deadline is at least that of the ordered queue's last packet (or
+//!   the ordered queue is empty), else the *take-over* queue; the head is the one of the two
+//!   front packets with the smaller deadline. Both queues share the VL's space (the buffer
+//!   accounting is per VL and does not see them). Only the head is offered, so only the head is
+//!   checked for credits.
+//! * [`Discipline::Heap`]: the ideal EDF queue — the head is the packet with the smallest
+//!   deadline (ties: the earliest arrival).
+//!
+//! A head that has started to move (a crossbar connection or the link holds it) stays the head
+//! until its tail has left, whatever arrives meanwhile; for the enqueueing rule such a packet
+//! has already left (it is being transmitted).
 use crate::ids::{Cycle, PacketId, Vl};
 use flitsim_topology::PortNum;
 use std::collections::VecDeque;
@@ -29,6 +41,8 @@ pub(crate) struct BufPkt {
     pub arrived: Cycle,
     /// First cycle it may request the crossbar (`NEVER` while it is not the head).
     pub ready: Cycle,
+    /// Its deadline in this switch's clock (deadline-based QoS; 0 otherwise).
+    pub dl: i64,
 }
 
 impl BufPkt {
@@ -42,6 +56,11 @@ impl BufPkt {
     pub fn present(&self) -> u32 {
         (self.recv - self.sent) as u32
     }
+    /// It has started to move: it stays the head until its tail leaves.
+    #[inline(always)]
+    fn started(&self) -> bool {
+        self.busy || self.sent > 0
+    }
 }
 
 /// Which packet of a VL queue may move next.
@@ -50,13 +69,36 @@ pub(crate) enum Discipline {
     /// First in, first out.
     #[default]
     Fifo,
+    /// Ordered queue + take-over queue (Martínez et al. 2008, §3.4).
+    OrderedTakeover,
+    /// Smallest deadline first (an ideal heap).
+    Heap,
 }
 
 /// The packets of one VL of one buffer.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct VlQueue {
+    /// FIFO: the queue. Ordered + take-over: the ordered queue. Heap: every packet, in
+    /// arrival order.
     pkts: VecDeque<BufPkt>,
+    /// The state of a deadline discipline; `None` is FIFO (kept out of line, so a FIFO queue
+    /// is as small as before deadlines existed).
+    x: Option<Box<Ordering>>,
+}
+
+/// What the deadline disciplines keep besides the packets.
+#[derive(Clone, Debug)]
+struct Ordering {
+    /// `OrderedTakeover` or `Heap`.
     discipline: Discipline,
+    /// Ordered + take-over: the take-over queue.
+    over: VecDeque<BufPkt>,
+    /// Ordered + take-over: the head is the take-over queue's front.
+    head_over: bool,
+    /// Ordered + take-over: the packet being received is the take-over queue's last.
+    rx_over: bool,
+    /// Heap: the head's index in `pkts`.
+    head_idx: u32,
 }
 
 impl VlQueue {
@@ -64,63 +106,332 @@ impl VlQueue {
     pub fn new(discipline: Discipline) -> Self {
         VlQueue {
             pkts: VecDeque::new(),
-            discipline,
+            x: (discipline != Discipline::Fifo).then(|| {
+                Box::new(Ordering {
+                    discipline,
+                    over: VecDeque::new(),
+                    head_over: false,
+                    rx_over: false,
+                    head_idx: 0,
+                })
+            }),
         }
     }
 
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.pkts.is_empty() && self.x.as_ref().is_none_or(|x| x.over.is_empty())
     }
 
     /// The packet the discipline lets move next.
     #[inline(always)]
     pub fn head(&self) -> Option<&BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => self.pkts.front(),
+        match &self.x {
+            None => self.pkts.front(),
+            Some(x) => self.ordered_head(x),
+        }
+    }
+
+    fn ordered_head<'a>(&'a self, x: &'a Ordering) -> Option<&'a BufPkt> {
+        match x.discipline {
+            Discipline::OrderedTakeover if x.head_over => x.over.front(),
+            Discipline::Heap => self.pkts.get(x.head_idx as usize),
+            _ => self.pkts.front(),
         }
     }
 
     #[inline(always)]
     pub fn head_mut(&mut self) -> Option<&mut BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => self.pkts.front_mut(),
+        if self.x.is_none() {
+            return self.pkts.front_mut();
+        }
+        self.ordered_head_mut()
+    }
+
+    fn ordered_head_mut(&mut self) -> Option<&mut BufPkt> {
+        let x = self.x.as_mut()?;
+        match x.discipline {
+            Discipline::OrderedTakeover if x.head_over => x.over.front_mut(),
+            Discipline::Heap => self.pkts.get_mut(x.head_idx as usize),
+            _ => self.pkts.front_mut(),
+        }
+    }
+
+    /// Chooses the head anew (deadline disciplines), unless the current one has started.
+    fn choose_head(&mut self) {
+        if self.head().is_some_and(BufPkt::started) {
+            return;
+        }
+        let Some(x) = &mut self.x else { return };
+        match x.discipline {
+            Discipline::OrderedTakeover => {
+                x.head_over = match (self.pkts.front(), x.over.front()) {
+                    (Some(l), Some(u)) => u.dl < l.dl,
+                    (None, Some(_)) => true,
+                    _ => false,
+                };
+            }
+            _ => {
+                let mut best = 0;
+                for (i, b) in self.pkts.iter().enumerate().skip(1) {
+                    if b.dl < self.pkts[best].dl {
+                        best = i;
+                    }
+                }
+                x.head_idx = best as u32;
+            }
         }
     }
 
     /// Removes the head (its tail has left) and returns the new head.
-    #[inline]
+    #[inline(always)]
     pub fn pop_head(&mut self) -> Option<&mut BufPkt> {
-        match self.discipline {
-            Discipline::Fifo => {
-                self.pkts.pop_front();
-                self.pkts.front_mut()
-            }
+        if self.x.is_none() {
+            self.pkts.pop_front();
+            return self.pkts.front_mut();
         }
+        self.pop_ordered()
     }
 
-    /// A new packet's head flits arrive. Returns whether it is the head at once.
-    #[inline]
-    pub fn push(&mut self, b: BufPkt) -> bool {
-        match self.discipline {
-            Discipline::Fifo => {
-                self.pkts.push_back(b);
-                self.pkts.len() == 1
+    #[inline(never)]
+    fn pop_ordered(&mut self) -> Option<&mut BufPkt> {
+        let x = self.x.as_mut()?;
+        match x.discipline {
+            Discipline::OrderedTakeover => {
+                if x.head_over {
+                    x.over.pop_front();
+                } else {
+                    self.pkts.pop_front();
+                }
+                x.head_over = false;
+            }
+            _ => {
+                self.pkts.remove(x.head_idx as usize);
+                x.head_idx = 0;
             }
         }
+        self.choose_head();
+        self.head_mut()
+    }
+
+    /// A new packet's head flits arrive. Returns whether it is the head now.
+    #[inline(always)]
+    pub fn push(&mut self, b: BufPkt) -> bool {
+        if self.x.is_none() {
+            self.pkts.push_back(b);
+            return self.pkts.len() == 1;
+        }
+        self.push_ordered(b)
+    }
+
+    #[inline(never)]
+    fn push_ordered(&mut self, b: BufPkt) -> bool {
+        let discipline = self.x.as_ref().map_or(Discipline::Fifo, |x| x.discipline);
+        let before = self.head().map(|h| h.pkt);
+        if discipline == Discipline::OrderedTakeover {
+            // The ordered queue's last packet, unless it is a head already on its way out.
+            let last = self
+                .pkts
+                .back()
+                .filter(|l| !(self.pkts.len() == 1 && l.started()));
+            let to_over = last.is_some_and(|l| b.dl < l.dl);
+            let x = self.x.as_mut().unwrap();
+            x.rx_over = to_over;
+            if to_over {
+                x.over.push_back(b);
+            } else {
+                self.pkts.push_back(b);
+            }
+        } else {
+            self.pkts.push_back(b);
+        }
+        self.choose_head();
+        self.head().map(|h| h.pkt) != before
     }
 
     /// `n` more flits of packet `pkt`, the one being received (flits of different packets
     /// never interleave on a VL of a link), arrive.
-    #[inline]
+    #[inline(always)]
     pub fn receive(&mut self, pkt: PacketId, n: u16) {
-        let b = self.pkts.back_mut().expect("body flit follows its head");
+        let q = match &mut self.x {
+            Some(x) if x.rx_over && x.discipline == Discipline::OrderedTakeover => &mut x.over,
+            _ => &mut self.pkts,
+        };
+        let b = q.back_mut().expect("body flit follows its head");
         debug_assert_eq!(b.pkt, pkt);
         b.recv += n;
     }
 
+    /// Whether a packet other than the head has a smaller deadline (the head starting now is
+    /// an *order error* of deadline-based QoS).
+    pub fn earlier_waiting(&self) -> bool {
+        let Some(h) = self.head() else {
+            return false;
+        };
+        let (dl, pkt) = (h.dl, h.pkt);
+        self.iter().any(|b| b.pkt != pkt && b.dl < dl)
+    }
+
     /// Every packet in the queue (in no particular order).
     pub fn iter(&self) -> impl Iterator<Item = &BufPkt> {
-        self.pkts.iter()
+        self.pkts
+            .iter()
+            .chain(self.x.iter().flat_map(|x| x.over.iter()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pkt(id: u32, dl: i64) -> BufPkt {
+        BufPkt {
+            pkt: PacketId(id),
+            len: 1,
+            recv: 1,
+            sent: 0,
+            out_port: 0,
+            out_vl: Vl(0),
+            busy: false,
+            arrived: 0,
+            ready: 0,
+            dl,
+        }
+    }
+
+    /// Runs a script of arrivals and departures through a queue: `ops[i] = Some(flow)` is the
+    /// arrival of that flow's next packet, `None` a departure of the head (it is first marked
+    /// busy, as a crossbar grant does, and one more arrival may come while it moves). Returns
+    /// the departures as (flow, index within the flow) and the number of order errors.
+    fn run(
+        discipline: Discipline,
+        ops: &[Option<usize>],
+        deadlines: &[Vec<i64>],
+    ) -> (Vec<(usize, usize)>, usize) {
+        let mut q = VlQueue::new(discipline);
+        let mut next = vec![0usize; deadlines.len()];
+        let mut ids = Vec::new();
+        let (mut out, mut errors) = (Vec::new(), 0);
+        for op in ops {
+            match *op {
+                Some(f) if next[f] < deadlines[f].len() => {
+                    let k = next[f];
+                    next[f] += 1;
+                    ids.push((f, k));
+                    q.push(pkt(ids.len() as u32 - 1, deadlines[f][k]));
+                }
+                Some(_) => {}
+                None => {
+                    let Some(h) = q.head_mut() else { continue };
+                    h.busy = true;
+                    let id = h.pkt.0 as usize;
+                    errors += q.earlier_waiting() as usize;
+                    out.push(ids[id]);
+                    q.pop_head();
+                }
+            }
+        }
+        while let Some(h) = q.head() {
+            errors += q.earlier_waiting() as usize;
+            out.push(ids[h.pkt.0 as usize]);
+            q.pop_head();
+        }
+        (out, errors)
+    }
+
+    /// Flows with increasing deadlines (the appendix's hypothesis (1)); arrivals in each
+    /// flow's order (hypothesis (2)), interleaved at random with departures.
+    fn scenario() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<Vec<i64>>)> {
+        (1usize..6).prop_flat_map(|flows| {
+            let dls = proptest::collection::vec(
+                proptest::collection::vec(1i64..50, 1..12).prop_map(|gaps| {
+                    let start = gaps[0] * 3;
+                    gaps.iter()
+                        .scan(start, |d, g| {
+                            *d += g;
+                            Some(*d)
+                        })
+                        .collect::<Vec<_>>()
+                }),
+                flows,
+            );
+            let ops = proptest::collection::vec(
+                prop_oneof![3 => (0..flows).prop_map(Some), 2 => Just(None)],
+                0..80,
+            );
+            (ops, dls)
+        })
+    }
+
+    proptest! {
+        /// Ordered + take-over and the heap never deliver two packets of one flow out of
+        /// order (the appendix's theorem), and every packet leaves once.
+        #[test]
+        fn no_flow_is_reordered((ops, dls) in scenario()) {
+            for d in [Discipline::Fifo, Discipline::OrderedTakeover, Discipline::Heap] {
+                let (out, _) = run(d, &ops, &dls);
+                let mut last = vec![None; dls.len()];
+                for (f, k) in &out {
+                    prop_assert!(last[*f].is_none_or(|l| l < *k), "{d:?}: flow {f} reordered");
+                    last[*f] = Some(*k);
+                }
+                let mut sorted = out.clone();
+                sorted.sort();
+                sorted.dedup();
+                prop_assert_eq!(sorted.len(), out.len());
+            }
+        }
+
+        /// The heap never makes an order error.
+        #[test]
+        fn heap_makes_no_order_error((ops, dls) in scenario()) {
+            prop_assert_eq!(run(Discipline::Heap, &ops, &dls).1, 0);
+        }
+    }
+
+    /// On the same random arrivals and departures, ordered + take-over makes far fewer order
+    /// errors than FIFO (Martínez et al. 2008, §3.4), and the heap none.
+    #[test]
+    fn take_over_reduces_order_errors() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let (mut fifo, mut ot, mut heap) = (0, 0, 0);
+        for _ in 0..500 {
+            let (ops, dls) = scenario().new_tree(&mut runner).unwrap().current();
+            fifo += run(Discipline::Fifo, &ops, &dls).1;
+            ot += run(Discipline::OrderedTakeover, &ops, &dls).1;
+            heap += run(Discipline::Heap, &ops, &dls).1;
+        }
+        assert_eq!(heap, 0);
+        assert!(
+            fifo > 100,
+            "the scenarios make order errors under FIFO: {fifo}"
+        );
+        assert!(2 * ot < fifo, "take-over {ot} vs FIFO {fifo}");
+    }
+
+    /// The ordered + take-over rules of Definitions 1 and 2 on a hand-made sequence.
+    #[test]
+    fn ordered_takeover_follows_the_definitions() {
+        let mut q = VlQueue::new(Discipline::OrderedTakeover);
+        assert!(q.push(pkt(0, 10))); // empty: ordered queue, head
+        assert!(!q.push(pkt(1, 20))); // ≥ last of ordered: ordered
+        assert!(!q.push(pkt(2, 15))); // < 20: take-over, but 15 > head 10
+        assert_eq!(q.head().unwrap().pkt, PacketId(0));
+        assert!(!q.push(pkt(3, 5)) || q.head().unwrap().pkt == PacketId(3));
+        // 5 went to the take-over queue behind 15: its front is 15 > 10, head stays 0.
+        assert_eq!(q.head().unwrap().pkt, PacketId(0));
+        assert_eq!(q.pop_head().unwrap().pkt, PacketId(2)); // fronts 20 | 15
+        assert_eq!(q.pop_head().unwrap().pkt, PacketId(3)); // fronts 20 | 5
+        assert_eq!(q.pop_head().unwrap().pkt, PacketId(1));
+        assert!(q.pop_head().is_none());
+        // A head that has started stays the head.
+        let mut q = VlQueue::new(Discipline::Heap);
+        q.push(pkt(0, 10));
+        q.head_mut().unwrap().busy = true;
+        assert!(!q.push(pkt(1, 1)));
+        assert_eq!(q.head().unwrap().pkt, PacketId(0));
+        assert_eq!(q.pop_head().unwrap().pkt, PacketId(1));
     }
 }

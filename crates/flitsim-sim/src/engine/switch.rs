@@ -64,7 +64,11 @@ impl Network {
             if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
                 continue;
             }
-            let start = self.rr_in[input].start(vls) as u32;
+            let start = if self.prio_inputs {
+                0
+            } else {
+                self.rr_in[input].start(vls) as u32
+            };
             let mut chosen = false;
             for v in round_robin_bits(self.waiting[input], start) {
                 let h = self.inputs[input * vls + v as usize]
@@ -96,6 +100,7 @@ impl Network {
                         output: h.out_port,
                         out_vl: h.out_vl,
                         sl: self.packets[h.pkt].class,
+                        dl: h.dl,
                     });
                     chosen = true;
                 } else {
@@ -107,17 +112,27 @@ impl Network {
         // robin when the output is buffered), its round-robin arbiter the input.
         let (sched, xsched, rr_out) = (&mut self.sched, &mut self.obuf.xsched, &self.rr_out);
         let ports = &self.ports;
-        let lost = alloc.allocate(
-            np,
-            |op, cands| {
-                let output = base + op as usize;
-                match ports[output].egress {
-                    Egress::OutputBuffer => xsched[output].choose(cands),
-                    Egress::Link => sched[output].choose(cands),
-                }
-            },
-            |op| rr_out[base + op as usize].start(np),
-        );
+        // The same call for both arbitration rules, each with its own closures (inlined).
+        macro_rules! allocate {
+            ($by_deadline:literal) => {
+                alloc.allocate::<$by_deadline>(
+                    np,
+                    |op, cands| {
+                        let output = base + op as usize;
+                        match ports[output].egress {
+                            Egress::OutputBuffer => xsched[output].choose(cands),
+                            Egress::Link => sched[output].choose(cands),
+                        }
+                    },
+                    |op| rr_out[base + op as usize].start(np),
+                )
+            };
+        }
+        let lost = if self.dl.as_deref().is_some_and(|d| d.edf) {
+            allocate!(true)
+        } else {
+            allocate!(false)
+        };
         for g in alloc.grants() {
             self.open_connection(s, g, vct);
         }
@@ -136,6 +151,9 @@ impl Network {
         let base = self.switches[s].base as usize;
         let input = base + g.input as usize;
         let output = base + g.output as usize;
+        if self.dl.is_some() {
+            self.count_order_error(input * vls + g.in_vl.idx(), true);
+        }
         let q = self.inputs[input * vls + g.in_vl.idx()].head_mut().unwrap();
         q.busy = true;
         self.waiting[input] &= !g.in_vl.bit();
@@ -340,7 +358,12 @@ impl Network {
             return false;
         };
         let v = Vl(chosen.vl);
-        let h = *self.obuf.queues[go * vls + v.idx()].head().unwrap();
+        if self.dl.is_some() {
+            self.count_order_error(go * vls + v.idx(), false);
+        }
+        let h = self.obuf.queues[go * vls + v.idx()].head_mut().unwrap();
+        h.busy = true;
+        let h = *h;
         let remaining = h.remaining();
         if vct {
             self.credits.reserve(go, v, remaining);

@@ -356,6 +356,8 @@ impl Collector {
             flows: self.flow_results(cfg, started.then_some(m)),
             trace: None,
             bandwidth: None,
+            deadline: None,
+            admission: None,
             performance: Performance {
                 wall_seconds: wall,
                 build_seconds: end.build_seconds,

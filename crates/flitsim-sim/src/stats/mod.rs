@@ -255,6 +255,37 @@ pub struct HistogramBin {
     pub count: u64,
 }
 
+/// What deadline-based QoS did (`deadline` in a [`RunResult`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct DeadlineResult {
+    /// `qos.architecture`, if set.
+    pub architecture: Option<String>,
+    /// Per class: packets (and their flits) discarded at their host after waiting longer than
+    /// `qos.discard_after` for injection.
+    pub discarded: Vec<DiscardCount>,
+    /// Packets that started to leave a switch VL buffer while a packet with an earlier
+    /// deadline waited behind them in the same VL (Martínez et al. 2008, §3.2).
+    pub order_errors: u64,
+    /// `order_errors` per VL (under `qos.architecture`, VC `v` has VLs `v·lanes …`).
+    pub order_errors_by_vl: Vec<u64>,
+    /// The largest time to deadline a packet carried on a link, cycles (`None` without
+    /// deadlines): the header field must hold it.
+    pub max_ttd: Option<i64>,
+    /// `max_ttd` in nanoseconds (with `[units]`).
+    pub max_ttd_ns: Option<f64>,
+}
+
+/// Discarded packets of one class.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct DiscardCount {
+    /// Class name.
+    pub class: String,
+    /// Packets discarded.
+    pub packets: u64,
+    /// Their flits.
+    pub flits: u64,
+}
+
 /// What a replayed trace did (`trace` in a [`RunResult`]).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct TraceResult {
@@ -458,6 +489,16 @@ pub struct RunResult {
     /// `nic.rate_control` and flows that `reserve` or are `best_effort`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<Vec<BandwidthFlow>>,
+    /// Deadline-based QoS: discards, order errors and the largest time to deadline; present
+    /// with `qos.architecture`, `[[qos.class]]`, `qos.discard_after` or a
+    /// `switch.vl_discipline` other than FIFO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineResult>,
+    /// Connection admission control's report (with `qos.admission_limit`): the same object as
+    /// `flitsim cac --json` prints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub admission: Option<serde_json::Value>,
     /// Wall-clock figures (the only part that differs between identical runs).
     pub performance: Performance,
 }

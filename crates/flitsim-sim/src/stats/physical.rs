@@ -117,6 +117,9 @@ impl RunResult {
                 accepted_mbps: bytes_per_ns(c.accepted_load).map(|b| b * 1000.0),
             });
         }
+        if let Some(d) = &mut self.deadline {
+            d.max_ttd_ns = d.max_ttd.map(|c| c as f64 * cycle_ns);
+        }
         if let Some(tr) = &mut self.trace {
             tr.execution_time_ns = tr.execution_time.map(|c| c as f64 * cycle_ns);
         }
