@@ -307,3 +307,36 @@ fn a_dumpi_trace_runs_from_its_converted_vef() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A trace file that disappears or changes between its check and its replay is an error
+/// naming the key, not a panic (the replay reads the file a second time, lazily).
+#[test]
+fn a_trace_that_changes_under_the_replay_is_an_error() {
+    let vef = ping_pong(4000, 64, 5);
+    for (name, change) in [
+        ("gone", None),
+        (
+            "garbled",
+            Some("VEF 2 8000 1 0 0 FALSE\nC0 0 1\n0 0 1 64 0 0 -1\nnot a record\n"),
+        ),
+    ] {
+        let (dir, origin) = files(name, &vef, &exp(4, ""));
+        let text = std::fs::read_to_string(&origin).unwrap();
+        let cfg = flitsim_app::ExperimentConfig::parse(&text, &origin, &[], None).unwrap();
+        match change {
+            None => std::fs::remove_file(dir.join("trace.vef")).unwrap(),
+            Some(t) => std::fs::write(dir.join("trace.vef"), t).unwrap(),
+        }
+        let e = flitsim_app::run_experiment(&cfg, Some(&dir))
+            .expect_err("the changed trace must not replay")
+            .to_string();
+        assert!(e.contains("traffic.trace.path"), "{name}: {e}");
+        let why = if change.is_none() {
+            "cannot reopen"
+        } else {
+            "changed while being replayed"
+        };
+        assert!(e.contains(why), "{name}: {e}");
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

@@ -487,11 +487,10 @@ impl Network {
                     ))
                 })?;
                 let endpoints = tc.endpoints(n, cfg.seed).map_err(|e| err(e.to_string()))?;
-                Some(Box::new(crate::replay::Replay::new(
-                    program,
-                    endpoints,
-                    tc.flit_bytes,
-                )))
+                Some(Box::new(
+                    crate::replay::Replay::new(program, endpoints, tc.flit_bytes)
+                        .map_err(|e| err(format!("traffic.trace.path: {e}")))?,
+                ))
             }
         };
         let nic_buf = VlAccount::new(vls, vec![0; n], vec![nic_org]);

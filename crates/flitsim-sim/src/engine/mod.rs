@@ -373,7 +373,15 @@ impl Network {
         let mut deadlock = None;
         loop {
             flitsim_topology::cancel::check()?;
-            let trace_done = self.replay.as_ref().is_none_or(|r| r.done());
+            let trace_done = match &self.replay {
+                None => true,
+                Some(r) => {
+                    if let Some(f) = r.failure() {
+                        return Err(SimError::Build(format!("traffic.trace.path: {f}")));
+                    }
+                    r.done()
+                }
+            };
             if t >= window.1
                 && ((self.measured_outstanding == 0 && self.scripted.is_empty() && trace_done)
                     || t >= hard_end)

@@ -110,6 +110,8 @@ enum Source {
 /// The state of a trace being replayed.
 pub struct Replay {
     source: Source,
+    /// Why the streamed trace could not be read on (it changed after it was checked).
+    failure: Option<String>,
     tasks: u32,
     n_messages: u64,
     n_collectives: u64,
@@ -144,10 +146,15 @@ pub struct Replay {
 impl Replay {
     /// The replay of `program` with task `t` on endpoint `endpoint[t]` and flits of
     /// `flit_bytes` bytes.
-    pub fn new(program: Arc<TraceProgram>, endpoint: Vec<u32>, flit_bytes: u32) -> Self {
+    pub fn new(
+        program: Arc<TraceProgram>,
+        endpoint: Vec<u32>,
+        flit_bytes: u32,
+    ) -> Result<Self, String> {
         let tasks = program.tasks as usize;
         let mut r = Replay {
             source: Source::Done,
+            failure: None,
             tasks: program.tasks,
             n_messages: program.message_count(),
             n_collectives: program.collective_count(),
@@ -177,7 +184,7 @@ impl Replay {
                 r.remaining.clone_from(&plan.per_task);
                 starts.clone_from(&plan.starts);
                 r.source = Source::File {
-                    reader: Box::new(plan.reopen()),
+                    reader: Box::new(plan.reopen()?),
                     look: (plan.look_msgs, plan.look_colls),
                 };
             }
@@ -243,7 +250,7 @@ impl Replay {
         for (rec, delay) in starts {
             r.push(delay, Action::Release(rec));
         }
-        r
+        Ok(r)
     }
 
     /// Adds a record read to the state (without its dependency).
@@ -342,7 +349,11 @@ impl Replay {
                 self.source = Source::Done;
                 return false;
             }
-            Err(e) => panic!("the trace changed while being replayed: {e}"),
+            Err(e) => {
+                self.failure = Some(format!("the trace changed while being replayed: {e}"));
+                self.source = Source::Done;
+                return false;
+            }
         };
         // The dependency is an earlier record: link before moving the record in.
         self.link(&rec);
@@ -369,6 +380,11 @@ impl Replay {
     /// The cycle of the next pending action.
     pub fn next_time(&self) -> Option<Cycle> {
         self.queue.peek().map(|r| r.0 .0)
+    }
+
+    /// Why reading the streamed trace failed during the run, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Every task has finished.

@@ -149,16 +149,16 @@ impl StreamPlan {
     }
 
     /// The file again, for the replay (checked already).
-    pub(crate) fn reopen(&self) -> Reader<std::io::BufReader<std::fs::File>> {
-        let f = std::fs::File::open(&self.path).unwrap_or_else(|e| {
-            panic!(
+    pub(crate) fn reopen(&self) -> Result<Reader<std::io::BufReader<std::fs::File>>, String> {
+        let f = std::fs::File::open(&self.path).map_err(|e| {
+            format!(
                 "{}: cannot reopen the trace for its replay: {e}",
                 self.origin
             )
-        });
+        })?;
         let mut r = self.reader(std::io::BufReader::new(f), Mode::Check);
         r.digesting = false;
-        r
+        Ok(r)
     }
 }
 
