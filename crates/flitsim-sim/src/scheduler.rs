@@ -80,6 +80,15 @@ pub enum OutputScheduler {
     DTable(DTable),
     /// InfiniBand VLArbitration tables.
     VlArb(VlArb),
+    /// Management traffic first: a packet on the management VL (InfiniBand VL15, Omni-Path
+    /// SC15) always wins; the wrapped scheduler chooses among the data VLs and never sees the
+    /// management VL.
+    Management {
+        /// The management VL.
+        vl: u8,
+        /// The scheduler of the data VLs.
+        inner: Box<OutputScheduler>,
+    },
 }
 
 impl OutputScheduler {
@@ -210,6 +219,29 @@ impl OutputScheduler {
             OutputScheduler::Sbt(s) => s.pick(cands),
             OutputScheduler::DTable(d) => d.pick(cands),
             OutputScheduler::VlArb(a) => a.pick(cands),
+            OutputScheduler::Management { vl, inner } => {
+                match cands.iter().position(|c| c.vl == *vl) {
+                    Some(i) => Some(i),
+                    None => inner.pick(cands),
+                }
+            }
+        }
+    }
+
+    /// Wraps `self` so that VL `vl` (the management VL) has absolute priority.
+    pub fn with_management(self, vl: u8) -> Self {
+        OutputScheduler::Management {
+            vl,
+            inner: Box::new(self),
+        }
+    }
+
+    /// Whether the scheduler of the data VLs is DTable (which sends messages atomically).
+    pub fn is_dtable(&self) -> bool {
+        match self {
+            OutputScheduler::DTable(_) => true,
+            OutputScheduler::Management { inner, .. } => inner.is_dtable(),
+            _ => false,
         }
     }
 
@@ -225,8 +257,10 @@ impl OutputScheduler {
     /// Informs the scheduler that a packet of `flits` started on `c.vl`.
     #[inline]
     pub fn sent(&mut self, c: Candidate, flits: u32) {
-        if let OutputScheduler::VlArb(a) = self {
-            a.sent(c, flits);
+        match self {
+            OutputScheduler::VlArb(a) => a.sent(c, flits),
+            OutputScheduler::Management { vl, inner } if c.vl != *vl => inner.sent(c, flits),
+            _ => {}
         }
     }
 }
