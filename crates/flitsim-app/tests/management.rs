@@ -102,3 +102,53 @@ fn management_configuration_errors_name_the_key() {
         "{e}"
     );
 }
+
+/// The small Omni-Path fabric of `tests/opa_packets.rs` (4×4 torus of hierarchical switches,
+/// Table 7 SCs, 128-byte packets) with a management class; `qos.sc.sl2sc` leaves it out.
+fn opa(sets: &[&str]) -> RunResult {
+    let text = format!(
+        "{}\n[[traffic.class]]\nname = \"SC15\"\nmessage_flits = 4\nrate = 0.002\nmanagement = true\n",
+        include_str!("data/opa-small.toml").replace("[run]", "[run_]")
+    )
+    .replace("[run_]", "[run]");
+    let mut all = vec![
+        "traffic.packet_flits=2",
+        "run.warmup=1000",
+        "run.measure=3000",
+    ];
+    all.extend_from_slice(sets);
+    common::run(&text, "opa-management", &all)
+}
+
+#[test]
+fn management_traffic_on_an_omni_path_fabric_is_never_starved() {
+    let lone = opa(&["traffic.load=0.0001"]);
+    let lone = &lone.per_sl[5].latency;
+    let (lone_mean, lone_max) = (lone.mean.unwrap(), lone.max.unwrap() as f64);
+    for s in SCHEDULERS {
+        let r = opa(&[&format!("qos.scheduler=\"{s}\""), "traffic.load=1.0"]);
+        assert!(r.saturated, "{s}: load 1.0 saturates the torus");
+        let m = &r.per_sl[5];
+        assert_eq!(m.name, "SC15");
+        let (offered, accepted) = (m.offered_load.unwrap(), m.accepted_load.unwrap());
+        let (mean, max) = (m.latency.mean.unwrap(), m.latency.max.unwrap() as f64);
+        eprintln!(
+            "opa {s}: management offered {offered:.5} accepted {accepted:.5}, latency mean \
+             {mean:.1} max {max} (lone mean {lone_mean:.1} max {lone_max})"
+        );
+        assert!(
+            (accepted - offered).abs() <= 0.05 * offered,
+            "{s}: management accepted {accepted:.5} of {offered:.5}"
+        );
+        // At most 5 output ports on a path (NIC, ≤ 4 switches on a 4×4 torus): at each, one
+        // data message in progress (≤ 16 flits; DTable sends a whole message) ahead of it.
+        assert!(
+            max <= lone_max + 5.0 * 16.0,
+            "{s}: max {max}, lone {lone_max}"
+        );
+        assert!(
+            mean <= lone_mean + 2.0 * 16.0,
+            "{s}: mean {mean:.1}, lone {lone_mean:.1}"
+        );
+    }
+}
