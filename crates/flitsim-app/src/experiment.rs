@@ -344,9 +344,13 @@ fn sc_fabric(
     }
     let bad = |e: flitsim_manager::RoutingError| ExperimentError::Assembly(e.to_string());
     if tables.sl2sc.len() != names.len() {
+        let mgmt = if cfg.traffic.management_class().is_some() {
+            "; the management class may be left out"
+        } else {
+            ""
+        };
         return Err(ExperimentError::Assembly(format!(
-            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL; the \
-             management class may be left out)",
+            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL{mgmt})",
             tables.sl2sc.len(),
             names.len()
         )));
