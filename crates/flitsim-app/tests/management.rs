@@ -101,6 +101,12 @@ fn management_configuration_errors_name_the_key() {
         e.contains("traffic.class[0].management") && e.contains("last"),
         "{e}"
     );
+    let e = run_err(
+        &text,
+        "m.toml",
+        &["qos.scheduler=\"none\"", "qos.architecture=\"ideal\""],
+    );
+    assert!(e.contains("traffic.class[2].management"), "{e}");
 }
 
 /// The small Omni-Path fabric of `tests/opa_packets.rs` (4×4 torus of hierarchical switches,

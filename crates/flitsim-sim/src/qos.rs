@@ -47,14 +47,15 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
         nic: s,
         dtable: None,
     };
-    if let Some(a) = q.architecture {
-        if let Some(m) = cfg.traffic.management_class() {
+    if let Some(m) = cfg.traffic.management_class() {
+        if q.architecture.is_some() || q.deadlines() {
             return Err(format!(
-                "traffic.class[{m}].management: cannot be combined with qos.architecture = \
-                 \"{}\", which orders the VLs by deadline class itself",
-                a.name()
+                "traffic.class[{m}].management: cannot be combined with deadline-based QoS \
+                 (qos.architecture, [[qos.class]]), which orders the VLs by deadline itself"
             ));
         }
+    }
+    if let Some(a) = q.architecture {
         if q.scheduler != QosScheduler::None {
             return Err(format!(
                 "qos.scheduler: cannot be combined with qos.architecture = \"{}\", which sets \
