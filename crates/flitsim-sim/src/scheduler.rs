@@ -433,6 +433,33 @@ mod tests {
         vls.iter().map(|&(vl, sl)| Candidate { vl, sl }).collect()
     }
 
+    #[test]
+    fn the_management_vl_always_wins_and_the_data_scheduler_never_sees_it() {
+        // SBT on VLs 0–1 (weights 1/1; the management SL 2 has weight 0), management VL 2.
+        let inner = OutputScheduler::new(
+            &SchedulerConfig::Sbt {
+                weights: vec![1, 1, 0],
+            },
+            3,
+            &[2, 2, 4],
+        )
+        .unwrap();
+        let mut plain = inner.clone();
+        let mut s = inner.with_management(2);
+        let all = cands(&[(0, 0), (1, 1), (2, 2)]);
+        for _ in 0..10 {
+            let c = s.choose(&all).unwrap();
+            assert_eq!(c.vl, 2);
+            s.sent(c, 4);
+        }
+        // Without management packets the data VLs are served exactly as by SBT alone: the
+        // management packets charged nothing.
+        let data = cands(&[(0, 0), (1, 1)]);
+        for _ in 0..8 {
+            assert_eq!(s.choose(&data), plain.choose(&data));
+        }
+    }
+
     /// Reference model: scan VLs last+1, last+2, … and take the first eligible one.
     fn reference_rr(last: u8, vls: u8, mask: u32) -> u8 {
         (1..=vls)
