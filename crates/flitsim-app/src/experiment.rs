@@ -322,15 +322,35 @@ fn sc_fabric(
     engine: &str,
     sc: &ScQosConfig,
 ) -> Result<FabricConfig, ExperimentError> {
-    let tables = flitsim_manager::qos::ScTables {
+    let mut tables = flitsim_manager::qos::ScTables {
         sl2sc: sc.sl2sc.clone(),
         sc2vl: sc.sc2vl.clone(),
     };
     let names: Vec<String> = cfg.traffic.classes.iter().map(|c| c.name.clone()).collect();
+    if cfg.traffic.management_class().is_some() && tables.sl2sc.len() + 1 == names.len() {
+        // The management class (the last) has no row: SC15 is not among the data SCs. Give it
+        // SCs of its own on VL 0 for the routing; the engine moves it to the management VL.
+        let lanes = tables.sl2sc.first().map_or(1, Vec::len);
+        let first = tables.sc2vl.len();
+        if first + lanes > 256 {
+            return Err(ExperimentError::Assembly(format!(
+                "qos.sc.sc2vl: {first} SCs leave no room for the management class's SCs"
+            )));
+        }
+        tables
+            .sl2sc
+            .push((first..first + lanes).map(|sc| sc as u8).collect());
+        tables.sc2vl.extend(std::iter::repeat_n(0, lanes));
+    }
     let bad = |e: flitsim_manager::RoutingError| ExperimentError::Assembly(e.to_string());
     if tables.sl2sc.len() != names.len() {
+        let mgmt = if cfg.traffic.management_class().is_some() {
+            "; the management class may be left out"
+        } else {
+            ""
+        };
         return Err(ExperimentError::Assembly(format!(
-            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL)",
+            "qos.sc.sl2sc: {} rows for {} traffic classes (one row of SCs per SL{mgmt})",
             tables.sl2sc.len(),
             names.len()
         )));

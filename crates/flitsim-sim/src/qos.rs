@@ -20,20 +20,41 @@ pub struct PortSchedulers {
 
 /// Shares of the classes: `qos.dtable.shares`, else the traffic shares, normalised.
 fn class_shares(cfg: &SimParams) -> Vec<f64> {
-    let shares: Vec<f64> = cfg.traffic.classes.iter().map(|c| c.share).collect();
+    let shares: Vec<f64> = cfg.traffic.data_classes().map(|c| c.share).collect();
     let total: f64 = shares.iter().sum();
     shares.iter().map(|s| s / total).collect()
 }
 
 /// Resolves the schedulers; `mtu[c]` is class c's MTU in flits. Errors name the key.
+///
+/// A management class (`traffic.class[…].management`, always the last class) has no place in
+/// the tables: `qos.sbt.weights`, `qos.dtable.max_distance` and `qos.dtable.shares` list the
+/// data classes only, and its SBT weight is 0 (the engine serves its VL before consulting the
+/// scheduler, which never sees it).
 pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
-    let classes = cfg.traffic.classes.len();
+    let classes = cfg.traffic.data_classes().count();
+    let mgmt = cfg.traffic.management_class().is_some();
+    // The SBT weight vector covers every SL the engine knows: 0 for the management class.
+    let with_mgmt = |mut w: Vec<u32>| {
+        if mgmt {
+            w.push(0);
+        }
+        w
+    };
     let q = &cfg.qos;
     let both = |s: SchedulerConfig| PortSchedulers {
         switch: s.clone(),
         nic: s,
         dtable: None,
     };
+    if let Some(m) = cfg.traffic.management_class() {
+        if q.architecture.is_some() || q.deadlines() {
+            return Err(format!(
+                "traffic.class[{m}].management: cannot be combined with deadline-based QoS \
+                 (qos.architecture, [[qos.class]]), which orders the VLs by deadline itself"
+            ));
+        }
+    }
     if let Some(a) = q.architecture {
         if q.scheduler != QosScheduler::None {
             return Err(format!(
@@ -54,7 +75,7 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
             dtable: None,
         },
         QosScheduler::Rr => both(SchedulerConfig::Sbt {
-            weights: vec![1; classes],
+            weights: with_mgmt(vec![1; classes]),
         }),
         QosScheduler::Sbt => {
             let weights = match &q.sbt {
@@ -70,7 +91,9 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
                     weights.len()
                 ));
             }
-            both(SchedulerConfig::Sbt { weights })
+            both(SchedulerConfig::Sbt {
+                weights: with_mgmt(weights),
+            })
         }
         QosScheduler::Dtable => {
             let d = q
@@ -95,7 +118,7 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
             };
             let gmtu = d
                 .gmtu
-                .unwrap_or_else(|| mtu.iter().copied().max().unwrap_or(1));
+                .unwrap_or_else(|| mtu[..classes].iter().copied().max().unwrap_or(1));
             let params = DTableParams {
                 entries: d.entries,
                 gmtu,
@@ -105,8 +128,7 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
             };
             let sls: Vec<SlRequirement> = cfg
                 .traffic
-                .classes
-                .iter()
+                .data_classes()
                 .enumerate()
                 .map(|(i, c)| SlRequirement {
                     name: c.name.clone(),

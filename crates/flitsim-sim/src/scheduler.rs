@@ -80,6 +80,15 @@ pub enum OutputScheduler {
     DTable(DTable),
     /// InfiniBand VLArbitration tables.
     VlArb(VlArb),
+    /// Management traffic first: a packet on the management VL (InfiniBand VL15, Omni-Path
+    /// SC15) always wins; the wrapped scheduler chooses among the data VLs and never sees the
+    /// management VL.
+    Management {
+        /// The management VL.
+        vl: u8,
+        /// The scheduler of the data VLs.
+        inner: Box<OutputScheduler>,
+    },
 }
 
 impl OutputScheduler {
@@ -210,6 +219,29 @@ impl OutputScheduler {
             OutputScheduler::Sbt(s) => s.pick(cands),
             OutputScheduler::DTable(d) => d.pick(cands),
             OutputScheduler::VlArb(a) => a.pick(cands),
+            OutputScheduler::Management { vl, inner } => {
+                match cands.iter().position(|c| c.vl == *vl) {
+                    Some(i) => Some(i),
+                    None => inner.pick(cands),
+                }
+            }
+        }
+    }
+
+    /// Wraps `self` so that VL `vl` (the management VL) has absolute priority.
+    pub fn with_management(self, vl: u8) -> Self {
+        OutputScheduler::Management {
+            vl,
+            inner: Box::new(self),
+        }
+    }
+
+    /// Whether the scheduler of the data VLs is DTable (which sends messages atomically).
+    pub fn is_dtable(&self) -> bool {
+        match self {
+            OutputScheduler::DTable(_) => true,
+            OutputScheduler::Management { inner, .. } => inner.is_dtable(),
+            _ => false,
         }
     }
 
@@ -225,8 +257,10 @@ impl OutputScheduler {
     /// Informs the scheduler that a packet of `flits` started on `c.vl`.
     #[inline]
     pub fn sent(&mut self, c: Candidate, flits: u32) {
-        if let OutputScheduler::VlArb(a) = self {
-            a.sent(c, flits);
+        match self {
+            OutputScheduler::VlArb(a) => a.sent(c, flits),
+            OutputScheduler::Management { vl, inner } if c.vl != *vl => inner.sent(c, flits),
+            _ => {}
         }
     }
 }
@@ -397,6 +431,33 @@ mod tests {
 
     fn cands(vls: &[(u8, u8)]) -> Vec<Candidate> {
         vls.iter().map(|&(vl, sl)| Candidate { vl, sl }).collect()
+    }
+
+    #[test]
+    fn the_management_vl_always_wins_and_the_data_scheduler_never_sees_it() {
+        // SBT on VLs 0–1 (weights 1/1; the management SL 2 has weight 0), management VL 2.
+        let inner = OutputScheduler::new(
+            &SchedulerConfig::Sbt {
+                weights: vec![1, 1, 0],
+            },
+            3,
+            &[2, 2, 4],
+        )
+        .unwrap();
+        let mut plain = inner.clone();
+        let mut s = inner.with_management(2);
+        let all = cands(&[(0, 0), (1, 1), (2, 2)]);
+        for _ in 0..10 {
+            let c = s.choose(&all).unwrap();
+            assert_eq!(c.vl, 2);
+            s.sent(c, 4);
+        }
+        // Without management packets the data VLs are served exactly as by SBT alone: the
+        // management packets charged nothing.
+        let data = cands(&[(0, 0), (1, 1)]);
+        for _ in 0..8 {
+            assert_eq!(s.choose(&data), plain.choose(&data));
+        }
     }
 
     /// Reference model: scan VLs last+1, last+2, … and take the first eligible one.

@@ -104,6 +104,15 @@ impl SimParams {
     /// topology.
     pub fn validate(&self, vls: u8) -> Result<(), ParamError> {
         self.traffic.validate()?;
+        if let Some(m) = self.traffic.management_class() {
+            if self.qos.architecture.is_some() || self.qos.deadlines() {
+                return Err(ParamError::new(
+                    format!("traffic.class[{m}].management"),
+                    "cannot be combined with deadline-based QoS (qos.architecture, \
+                     [[qos.class]]), which orders the VLs by deadline itself",
+                ));
+            }
+        }
         if self.nic.rate_control && self.qos.deadlines() {
             return Err(ParamError::new(
                 "nic.rate_control",

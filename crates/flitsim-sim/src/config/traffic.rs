@@ -107,6 +107,7 @@ fn default_classes() -> Vec<ClassConfig> {
         mtu_flits: None,
         size: None,
         process: None,
+        management: false,
     }]
 }
 
@@ -143,6 +144,12 @@ pub struct ClassConfig {
     /// the class rate / mean size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessConfig>,
+    /// Subnet-management traffic (InfiniBand VL15, Omni-Path SC15): the class travels on a
+    /// VL of its own above the data VLs, with absolute priority at every output port, input
+    /// and NIC, outside the QoS scheduler's tables. It must be the last class and give
+    /// `rate` (flits/cycle/endpoint); `traffic.load` and the shares cover the data classes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub management: bool,
 }
 
 /// The serialised form of [`ClassConfig`] (same keys, in the same order).
@@ -158,6 +165,8 @@ struct ClassConfigOut {
     size: Option<SizeConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     process: Option<ProcessConfig>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    management: bool,
 }
 
 impl From<ClassConfig> for ClassConfigOut {
@@ -170,6 +179,7 @@ impl From<ClassConfig> for ClassConfigOut {
             mtu_flits: c.mtu_flits,
             size: c.size,
             process: c.process,
+            management: c.management,
         }
     }
 }
@@ -245,17 +255,31 @@ fn sixteen() -> u32 {
 impl TrafficConfig {
     /// Offered rate of class `i` in flits/cycle/endpoint: its share of `load`, or its `rate`
     /// when `load` is absent.
+    /// A management class always sends at its `rate`.
     pub fn class_rate(&self, i: usize) -> f64 {
         if let Some(r) = self.classes[i].trace_rate() {
             return r;
         }
+        if self.classes[i].management {
+            return self.classes[i].rate.unwrap_or(0.0);
+        }
         match self.load {
             Some(l) => {
-                let total: f64 = self.classes.iter().map(|c| c.share).sum();
+                let total: f64 = self.data_classes().map(|c| c.share).sum();
                 l * self.classes[i].share / total
             }
             None => self.classes[i].rate.unwrap_or(0.0),
         }
+    }
+
+    /// The index of the management class (`management = true`), if any.
+    pub fn management_class(&self) -> Option<usize> {
+        self.classes.iter().position(|c| c.management)
+    }
+
+    /// The data classes: every class but the management class.
+    pub fn data_classes(&self) -> impl Iterator<Item = &ClassConfig> {
+        self.classes.iter().filter(|c| !c.management)
     }
 
     /// Range checks that serde cannot express. Errors name the key (`traffic.load`,
@@ -272,6 +296,45 @@ impl TrafficConfig {
         }
         if self.classes.len() > 32 {
             return Err(ParamError::new("traffic.class", "at most 32 classes"));
+        }
+        let last = self.classes.len() - 1;
+        for (i, c) in self
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.management)
+        {
+            let key = format!("traffic.class[{i}].management");
+            if i != last {
+                return Err(ParamError::new(
+                    key,
+                    "the management class must be the last [[traffic.class]] (its SL follows \
+                     the data SLs)",
+                ));
+            }
+            if i == 0 {
+                return Err(ParamError::new(
+                    key,
+                    "a management class needs at least one data class beside it",
+                ));
+            }
+            match c.rate {
+                Some(r) if r.is_finite() && r > 0.0 => {}
+                _ => {
+                    return Err(ParamError::new(
+                        format!("traffic.class[{i}].rate"),
+                        "a management class needs a positive `rate` (flits/cycle/endpoint); \
+                         traffic.load and the shares cover the data classes only",
+                    ))
+                }
+            }
+            if c.has_workload() || c.trace_path().is_some() {
+                return Err(ParamError::new(
+                    key,
+                    "a management class sends fixed-size messages (`message_flits`); drop \
+                     `size` and `process`",
+                ));
+            }
         }
         if let Some(l) = self.load {
             if !(l.is_finite() && l >= 0.0) {
@@ -294,7 +357,7 @@ impl TrafficConfig {
                     ));
                 }
             }
-            let total: f64 = self.classes.iter().map(|c| c.share).sum();
+            let total: f64 = self.data_classes().map(|c| c.share).sum();
             if !(total.is_finite() && total > 0.0) {
                 return Err(ParamError::new(
                     "traffic.class",

@@ -158,6 +158,11 @@ impl Network {
     ) -> Result<Network, SimError> {
         let started = std::time::Instant::now();
         fabric.check_shape(topo).map_err(|e| err(e.to_string()))?;
+        let mut fabric = fabric;
+        let mgmt_vl = match cfg.traffic.management_class() {
+            Some(m) => Some(add_management_vl(&mut fabric, m).map_err(err)?),
+            None => None,
+        };
         let vls = fabric.num_vls as usize;
         if vls > 32 {
             return Err(err(format!("{vls} VLs: at most 32 are supported")));
@@ -367,21 +372,24 @@ impl Network {
                 cur: vec![Vl::NONE; g_total],
                 stalled: vec![false; g_total],
                 xsched: vec![
-                    if prio_inputs {
-                        OutputScheduler::StrictPriority {
-                            order: (0..vls as u8).collect(),
-                        }
-                    } else {
-                        OutputScheduler::RoundRobin {
-                            last: vls as u8 - 1,
-                            vls: vls as u8,
-                        }
-                    };
+                    with_management(
+                        if prio_inputs {
+                            OutputScheduler::StrictPriority {
+                                order: (0..vls as u8).collect(),
+                            }
+                        } else {
+                            OutputScheduler::RoundRobin {
+                                last: vls as u8 - 1,
+                                vls: vls as u8,
+                            }
+                        },
+                        mgmt_vl
+                    );
                     g_total
                 ],
             },
         };
-        let (sched, atomic) = schedulers(cfg, &mtu, vls, nsp, &internal_port)?;
+        let (sched, atomic) = schedulers(cfg, &mtu, vls, nsp, &internal_port, mgmt_vl)?;
         let (unit, sub_packet) = units(cfg, &mtu, atomic);
         let pattern = Pattern::build(
             cfg.traffic.pattern,
@@ -557,6 +565,7 @@ impl Network {
             shuffle: None,
             dl: dl.map(Box::new),
             prio_inputs,
+            mgmt_vl,
         };
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
@@ -659,6 +668,53 @@ fn units(cfg: &SimParams, mtu: &[u16], atomic: bool) -> (Vec<u16>, u16) {
     (mtu.iter().map(|&m| m.min(pf)).collect(), 0)
 }
 
+/// `s`, with absolute priority for the management VL when there is one.
+fn with_management(s: OutputScheduler, mgmt_vl: Option<u8>) -> OutputScheduler {
+    match mgmt_vl {
+        Some(vl) => s.with_management(vl),
+        None => s,
+    }
+}
+
+/// Adds the management VL (InfiniBand VL15, Omni-Path SC15) above the data VLs and maps
+/// every wire SL of management class `class` onto it, at the NICs and on every switch hop;
+/// the forwarding tables stay those of the data. Returns the VL.
+fn add_management_vl(fabric: &mut FabricConfig, class: usize) -> Result<u8, String> {
+    let key = format!("traffic.class[{class}].management");
+    let vl = fabric.num_vls;
+    if vl >= 32 {
+        return Err(format!(
+            "{key}: the data classes use {vl} VLs and the management VL would make {}; at \
+             most 32 are supported",
+            vl as u32 + 1
+        ));
+    }
+    if class >= fabric.classes as usize {
+        return Err(format!(
+            "{key}: the routing tables were built for {} classes; the management class is \
+             class {class}",
+            fabric.classes
+        ));
+    }
+    let rsl = fabric.routing_sls as usize;
+    let wire_sls = fabric.wire_sls();
+    let ours = |w: usize| w / rsl == class;
+    for table in &mut fabric.sl2vl {
+        for (i, v) in table.iter_mut().enumerate() {
+            if ours(i % wire_sls) {
+                *v = vl;
+            }
+        }
+    }
+    for (w, v) in fabric.nic_sl2vl.iter_mut().enumerate() {
+        if ours(w) {
+            *v = vl;
+        }
+    }
+    fabric.num_vls += 1;
+    Ok(vl)
+}
+
 /// The output scheduler of every port: the configured switch scheduler on fabric ports, the
 /// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports; and
 /// whether a DTable scheduler is among them.
@@ -668,6 +724,7 @@ fn schedulers(
     vls: usize,
     nsp: usize,
     internal_port: &[bool],
+    mgmt_vl: Option<u8>,
 ) -> Result<(Vec<OutputScheduler>, bool), SimError> {
     let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
     let mut port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
@@ -685,8 +742,10 @@ fn schedulers(
         .map_err(|m| err(format!("NIC scheduler: {m}")))?;
     let internal_sched = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
         .map_err(|m| err(format!("internal scheduler: {m}")))?;
-    let atomic = matches!(switch_sched, OutputScheduler::DTable(_))
-        || matches!(nic_sched, OutputScheduler::DTable(_));
+    let atomic = switch_sched.is_dtable() || nic_sched.is_dtable();
+    let switch_sched = with_management(switch_sched, mgmt_vl);
+    let nic_sched = with_management(nic_sched, mgmt_vl);
+    let internal_sched = with_management(internal_sched, mgmt_vl);
     let sched = (0..internal_port.len())
         .map(|g| {
             if g >= nsp {

@@ -213,6 +213,9 @@ pub struct Network {
     /// Input ports offer their VLs in priority order (lowest first) instead of round robin:
     /// the VCs of `qos.architecture` are numbered in priority order.
     prio_inputs: bool,
+    /// The management VL (`traffic.class[…].management`): offered first by every input and
+    /// chosen first by every output scheduler.
+    mgmt_vl: Option<u8>,
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.

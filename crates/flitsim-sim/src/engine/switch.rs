@@ -66,6 +66,11 @@ impl Network {
             }
             let start = if self.prio_inputs {
                 0
+            } else if let Some(m) = self
+                .mgmt_vl
+                .filter(|&m| self.waiting[input] & (1 << m) != 0)
+            {
+                m as u32
             } else {
                 self.rr_in[input].start(vls) as u32
             };
