@@ -302,3 +302,25 @@ fn bad_flows_are_named() {
         assert!(e.contains(&want), "want {want:?} in: {e}");
     }
 }
+
+/// `run.per_flow_stats = false` drops the per-flow rows and nothing else; the key stays out of
+/// the resolved configuration (and its hash) at its default.
+#[test]
+fn per_flow_stats_off_drops_only_the_flow_rows() {
+    let text = with(TWO_FLOWS);
+    let full = run(&text, "f.toml", &[]);
+    let lean = run(&text, "f.toml", &["run.per_flow_stats=false"]);
+    assert!(full.flows.is_some() && lean.flows.is_none());
+    let strip = |r: &flitsim_sim::RunResult| {
+        let mut v = serde_json::to_value(r).unwrap();
+        let o = v.as_object_mut().unwrap();
+        for k in ["performance", "flows", "config_hash"] {
+            o.remove(k);
+        }
+        v
+    };
+    assert_eq!(strip(&full), strip(&lean));
+    let cfg = parse(&text, "f.toml", &[]);
+    let resolved = serde_json::to_string(&cfg).unwrap();
+    assert!(!resolved.contains("per_flow_stats"), "{resolved}");
+}

@@ -25,6 +25,11 @@ pub struct RunConfig {
     /// Include per-port utilisation rows in the results (default true).
     #[serde(default = "yes")]
     pub per_port_stats: bool,
+    /// Include the per-flow rows (`flows`) in the results (default true). Runs of many flows
+    /// (thousands of video flows) can leave them out: the per-class figures are unchanged.
+    /// Omitted from the resolved config when true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub per_flow_stats: bool,
     /// Check the engine's flow-control invariants every this many cycles (default: every 64
     /// cycles in debug builds, never in release builds; 0 = never). A violation is a bug of
     /// the engine, never of the input, and stops the program. For testing; it slows runs.
@@ -117,11 +122,16 @@ impl Default for RunConfig {
             stall_cycles: default_stall(),
             saturation_tolerance: default_tol(),
             per_port_stats: true,
+            per_flow_stats: true,
             check_invariants: None,
             max_memory: None,
             timeseries_bin: None,
         }
     }
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn yes() -> bool {

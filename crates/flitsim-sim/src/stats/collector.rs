@@ -204,7 +204,7 @@ impl Collector {
     /// One row per flow (`None` without flows); `m` is the window length the rates are over
     /// (`None`: a deadlocked run that simulated none of it).
     fn flow_results(&self, cfg: &SimParams, m: Option<f64>) -> Option<Vec<FlowResult>> {
-        if self.flows.is_empty() {
+        if self.flows.is_empty() || !cfg.run.per_flow_stats {
             return None;
         }
         Some(
