@@ -19,9 +19,8 @@
 use super::nic::Msg;
 use super::Network;
 use crate::config::{DeadlineStamp, SimParams};
-use crate::ids::{Cycle, PacketId, Sl, Vl};
+use crate::ids::{Cycle, PacketId};
 use crate::stats::{DeadlineResult, DiscardCount};
-use flitsim_topology::EndpointId;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -350,14 +349,7 @@ impl Network {
                     continue;
                 }
                 let len = em.msg.left.min(self.unit[c] as u32);
-                let wire_sl = self.fabric.wire_sl_on(
-                    Sl(c as u8),
-                    EndpointId(e as u32),
-                    EndpointId(em.msg.dst),
-                    self.n_endpoints,
-                    em.msg.tag.path as usize,
-                );
-                let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
+                let (wire_sl, vl) = self.nic_lane(e, c, em.msg.dst, em.msg.tag.path);
                 if !self.nics[e].queues[vl.idx()].is_empty()
                     || len > self.nic_buf.room(e, vl, u32::MAX)
                 {

@@ -342,14 +342,7 @@ impl Network {
                 if !self.take_tokens(e, c, len, t) {
                     continue;
                 }
-                let wire_sl = self.fabric.wire_sl_on(
-                    Sl(c as u8),
-                    EndpointId(e as u32),
-                    EndpointId(dst),
-                    self.n_endpoints,
-                    path as usize,
-                );
-                let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
+                let (wire_sl, vl) = self.nic_lane(e, c, dst, path);
                 if blocked & vl.bit() != 0 {
                     continue;
                 }
@@ -387,6 +380,19 @@ impl Network {
                 break;
             }
         }
+    }
+
+    /// The SL a packet of class `c` from NIC `e` to `dst` on path `path` carries, and the VL it
+    /// takes on the NIC's link.
+    pub(crate) fn nic_lane(&self, e: usize, c: usize, dst: u32, path: u8) -> (Sl, Vl) {
+        let wire_sl = self.fabric.wire_sl_on(
+            Sl(c as u8),
+            EndpointId(e as u32),
+            EndpointId(dst),
+            self.n_endpoints,
+            path as usize,
+        );
+        (wire_sl, Vl(self.nic_sl2vl[wire_sl.idx()]))
     }
 
     /// Whether class `c`'s token bucket at NIC `e` holds `len` tokens at cycle `t` (refilled
@@ -463,14 +469,7 @@ impl Network {
         let c = rc.flows[i].class as usize;
         let msg = *rc.flows[i].queue.front().unwrap();
         let len = msg.left.min(self.unit[c] as u32);
-        let wire_sl = self.fabric.wire_sl_on(
-            Sl(c as u8),
-            EndpointId(e as u32),
-            EndpointId(msg.dst),
-            self.n_endpoints,
-            msg.tag.path as usize,
-        );
-        let vl = Vl(self.nic_sl2vl[wire_sl.idx()]);
+        let (wire_sl, vl) = self.nic_lane(e, c, msg.dst, msg.tag.path);
         if len > self.nic_buf.room(e, vl, u32::MAX) {
             return; // waits for room; the flow keeps its turn
         }
