@@ -36,7 +36,8 @@ pub use qos::{
 pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
 pub use scheduler::{DTableEntryConfig, SchedulerConfig};
 pub use switch::{
-    LinkChoice, OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation, Switching,
+    Arbiter, Crossbar, LinkChoice, OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation,
+    Switching,
 };
 pub use trace::{TraceConfig, TraceFormat};
 pub use traffic::{ClassConfig, HotspotConfig, InjectionKind, PatternKind, TrafficConfig};

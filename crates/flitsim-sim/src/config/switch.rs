@@ -79,6 +79,55 @@ pub struct SwitchConfig {
     /// order packets by deadline, for deadline-based QoS — see `qos.architecture`).
     #[serde(default, skip_serializing_if = "super::VlDiscipline::is_fifo")]
     pub vl_discipline: super::VlDiscipline,
+    /// How an output port picks among the requests for it (default `round_robin`; `fifo`:
+    /// the oldest request first, as the IBA switch model of Gómez et al. 2007 does).
+    #[serde(default, skip_serializing_if = "Arbiter::is_round_robin")]
+    pub arbiter: Arbiter,
+    /// The crossbar's ports (default `multiplexed`: one per switch port; `per_vl`: one per
+    /// port and VL, a non-multiplexed crossbar; needs output buffers).
+    #[serde(default, skip_serializing_if = "Crossbar::is_multiplexed")]
+    pub crossbar: Crossbar,
+}
+
+/// `switch.arbiter`: the crossbar arbiter's rule among the requests for one output.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbiter {
+    /// Each input port's round-robin arbiter offers one VL; each output's scheduler picks a
+    /// (VL, SL) and its round-robin arbiter an input among those requesting it.
+    #[default]
+    RoundRobin,
+    /// FIFO request queues: a head packet's request joins the queue of its output when the
+    /// packet is routed, and the output serves the oldest request whose packet has room in
+    /// the next buffer (ties: round robin over inputs). An input port offers its oldest
+    /// routed head.
+    Fifo,
+}
+
+impl Arbiter {
+    fn is_round_robin(&self) -> bool {
+        *self == Arbiter::RoundRobin
+    }
+}
+
+/// `switch.crossbar`: whether the crossbar multiplexes a port's VLs.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Crossbar {
+    /// One crossbar input and one crossbar output per switch port: an input port moves one
+    /// packet at a time, an output port accepts one at a time.
+    #[default]
+    Multiplexed,
+    /// A non-multiplexed crossbar: one crossbar input per (input port, VL) and one output per
+    /// (output port, VL), each moving `speedup` flits per cycle into the output buffer of its
+    /// VL; packets of different VLs cross at once. Needs output buffers.
+    PerVl,
+}
+
+impl Crossbar {
+    fn is_multiplexed(&self) -> bool {
+        *self == Crossbar::Multiplexed
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -211,6 +260,8 @@ impl Default for SwitchConfig {
             opa: OpaConfig::default(),
             source_routing: false,
             vl_discipline: super::VlDiscipline::Fifo,
+            arbiter: Arbiter::RoundRobin,
+            crossbar: Crossbar::Multiplexed,
         }
     }
 }
@@ -235,6 +286,20 @@ impl SwitchConfig {
                 return Err(ParamError::new(
                     key,
                     "need min_per_vl ≤ max_per_vl ≤ total_flits and vls·min_per_vl ≤ total_flits",
+                ));
+            }
+        }
+        if self.crossbar == Crossbar::PerVl {
+            if self.organisation != SwitchOrganisation::Crossbar {
+                return Err(ParamError::new(
+                    "switch.crossbar",
+                    "\"per_vl\" is a crossbar switch's option (switch.organisation = \"crossbar\")",
+                ));
+            }
+            if self.output_buffer_flits == 0 && self.shared_output_buffer.is_none() {
+                return Err(ParamError::new(
+                    "switch.crossbar",
+                    "\"per_vl\" needs output buffers (switch.output_buffer_flits or switch.shared_output_buffer)",
                 ));
             }
         }

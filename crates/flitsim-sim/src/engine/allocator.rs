@@ -20,9 +20,18 @@ pub(crate) struct Request {
     pub output: PortNum,
     pub out_vl: Vl,
     pub sl: Sl,
-    /// The head packet's deadline (deadline-based QoS; 0 otherwise).
-    pub dl: i64,
+    /// The request's rank among the requests for its output, smaller first: the head
+    /// packet's deadline (deadline-based QoS), the cycle it was routed (FIFO arbiter), or 0
+    /// (round robin alone decides).
+    pub key: i64,
 }
+
+/// What an output's scheduler may answer: any request, whatever its VL and SL (the FIFO
+/// arbiter in front of an output buffer lets the oldest go).
+pub(crate) const ANY: Candidate = Candidate {
+    vl: u8::MAX,
+    sl: u8::MAX,
+};
 
 /// Marks a request already served (granted, or its output decided).
 const DONE: PortNum = PortNum::MAX;
@@ -84,14 +93,16 @@ impl SeparableAllocator {
         self.requests.push(r);
     }
 
-    /// Grants at most one request per output port, outputs in the order of their first
-    /// request. `choose(output, candidates)` is the output's scheduler (it may refuse all);
-    /// `rr_start(output)` is the input port its round-robin arbiter looks at first. With
-    /// `BY_DEADLINE`, the output goes to the request for the chosen VL (any SL) with the
-    /// smallest deadline, round-robin order breaking ties (Martínez et al. 2008: the switch
-    /// serves the smallest head deadline). Returns whether some request lost (then allocation
-    /// should run again next cycle).
-    pub fn allocate<const BY_DEADLINE: bool>(
+    /// Grants at most one request per output port (per output port and VL with `PER_VL`, a
+    /// non-multiplexed crossbar), outputs in the order of their first request.
+    /// `choose(output, candidates)` is the output's scheduler (it may refuse all, or answer
+    /// [`ANY`]); `rr_start(output)` is the input port its round-robin arbiter looks at first.
+    /// Among the requests matching the chosen candidate the smallest `key` wins, round-robin
+    /// order breaking ties. With `BY_VL`, a request matches when its VL is the chosen one,
+    /// whatever its SL (Martínez et al. 2008: the switch serves the smallest head deadline of
+    /// the VL). Returns whether some request lost (then allocation should run again next
+    /// cycle).
+    pub fn allocate<const BY_VL: bool, const PER_VL: bool>(
         &mut self,
         ports: usize,
         mut choose: impl FnMut(PortNum, &[Candidate]) -> Option<Candidate>,
@@ -104,17 +115,20 @@ impl SeparableAllocator {
             if op == DONE {
                 continue;
             }
+            let ovl = reqs[i].out_vl;
+            // The crossbar output a request competes for.
+            let same = |r: &Request| r.output == op && (!PER_VL || r.out_vl == ovl);
             // All requests for this output, from index i on (earlier ones were other outputs).
             self.cands.clear();
             for r in &reqs[i..] {
                 let c = r.candidate();
-                if r.output == op && !self.cands.contains(&c) {
+                if same(r) && !self.cands.contains(&c) {
                     self.cands.push(c);
                 }
             }
             let Some(chosen) = choose(op, &self.cands) else {
                 // The scheduler lets none of them go now: try again next cycle.
-                for r in reqs[i..].iter_mut().filter(|r| r.output == op) {
+                for r in reqs[i..].iter_mut().filter(|r| same(r)) {
                     r.output = DONE;
                 }
                 lost = true;
@@ -124,14 +138,16 @@ impl SeparableAllocator {
             let mut best = usize::MAX;
             let mut best_key = (i64::MAX, usize::MAX);
             for (j, r) in reqs.iter().enumerate().skip(i) {
-                let matches = if BY_DEADLINE {
-                    r.output == op && r.out_vl.0 == chosen.vl
-                } else {
-                    r.output == op && r.candidate() == chosen
-                };
+                let matches = same(r)
+                    && (chosen == ANY
+                        || if BY_VL {
+                            r.out_vl.0 == chosen.vl
+                        } else {
+                            r.candidate() == chosen
+                        });
                 if matches {
                     let rr = (r.input as usize + ports - start) % ports;
-                    let key = (if BY_DEADLINE { r.dl } else { 0 }, rr);
+                    let key = (r.key, rr);
                     if key < best_key {
                         best_key = key;
                         best = j;
@@ -139,8 +155,8 @@ impl SeparableAllocator {
                 }
             }
             let grant = reqs[best];
-            for r in reqs[i..].iter_mut().filter(|r| r.output == op) {
-                lost |= r.input != grant.input;
+            for r in reqs[i..].iter_mut().filter(|r| same(r)) {
+                lost |= r.input != grant.input || r.in_vl != grant.in_vl;
                 r.output = DONE;
             }
             self.grants.push(grant);
@@ -175,26 +191,30 @@ mod tests {
         }
     }
 
-    /// The reference model: group the requests by output (in order of first appearance), let
-    /// the scheduler pick a candidate, and give the output to the matching request whose
-    /// input comes first in round-robin order from the arbiter's start.
+    /// The reference model: group the requests by crossbar output (the output port, or the
+    /// output port and VL with `per_vl`) in order of first appearance, let the scheduler pick
+    /// a candidate, and give the output to the matching request with the smallest key, then
+    /// the input that comes first in round-robin order from the arbiter's start.
     fn reference(
         reqs: &[Request],
         ports: usize,
         choose: &dyn Fn(PortNum, &[Candidate]) -> Option<Candidate>,
         starts: &[usize],
+        per_vl: bool,
     ) -> (Vec<Request>, bool) {
         let mut order = Vec::new();
-        let mut by_output: BTreeMap<PortNum, Vec<Request>> = BTreeMap::new();
+        let mut by_output: BTreeMap<(PortNum, u8), Vec<Request>> = BTreeMap::new();
         for r in reqs {
-            if !by_output.contains_key(&r.output) {
-                order.push(r.output);
+            let k = (r.output, if per_vl { r.out_vl.0 } else { 0 });
+            if !by_output.contains_key(&k) {
+                order.push(k);
             }
-            by_output.entry(r.output).or_default().push(*r);
+            by_output.entry(k).or_default().push(*r);
         }
         let (mut grants, mut lost) = (Vec::new(), false);
-        for op in order {
-            let rs = &by_output[&op];
+        for k in order {
+            let op = k.0;
+            let rs = &by_output[&k];
             let mut cands: Vec<Candidate> = Vec::new();
             for r in rs {
                 if !cands.contains(&r.candidate()) {
@@ -208,8 +228,8 @@ mod tests {
             let rank = |r: &Request| (r.input as usize + ports - starts[op as usize]) % ports;
             let winner = rs
                 .iter()
-                .filter(|r| r.candidate() == c)
-                .min_by_key(|r| rank(r))
+                .filter(|r| c == ANY || r.candidate() == c)
+                .min_by_key(|r| (r.key, rank(r)))
                 .unwrap();
             lost |= rs.len() > 1;
             grants.push(*winner);
@@ -218,40 +238,86 @@ mod tests {
     }
 
     proptest! {
-        /// The allocator grants what the reference model grants, in the same order; no input
-        /// or output is granted twice.
+        /// The allocator grants what the reference model grants, in the same order; no crossbar
+        /// input (input port, or input VL with a non-multiplexed crossbar) or crossbar output
+        /// is granted twice. Keys model FIFO ages (or deadlines), `any` the FIFO arbiter's
+        /// scheduler in front of output buffers.
         #[test]
         fn matches_reference_model(
             ports in 1usize..12,
-            raw in proptest::collection::vec((0u16..12, 0u8..4, 0u16..12, 0u8..4, 0u8..3), 0..12),
+            raw in proptest::collection::vec(
+                (0u16..12, 0u8..4, 0u16..12, 0u8..4, 0u8..3, 0i64..4), 0..16),
             starts in proptest::collection::vec(0usize..12, 12),
             refuse in any::<u64>(),
             salt in 0u8..8,
+            per_vl in any::<bool>(),
+            any_cand in any::<bool>(),
         ) {
-            // One request per input port, ports in range.
+            // One request per input port (per input VL with `per_vl`), ports in range.
             let mut seen = std::collections::HashSet::new();
             let reqs: Vec<Request> = raw
                 .into_iter()
-                .filter(|r| (r.0 as usize) < ports && (r.2 as usize) < ports && seen.insert(r.0))
-                .map(|(i, iv, o, ov, sl)| Request {
-                    input: i, in_vl: Vl(iv), output: o, out_vl: Vl(ov), sl: Sl(sl), dl: 0,
+                .filter(|r| {
+                    (r.0 as usize) < ports
+                        && (r.2 as usize) < ports
+                        && seen.insert((r.0, if per_vl { r.1 } else { 0 }))
+                })
+                .map(|(i, iv, o, ov, sl, key)| Request {
+                    input: i, in_vl: Vl(iv), output: o, out_vl: Vl(ov), sl: Sl(sl), key,
                 })
                 .collect();
             let starts: Vec<usize> = starts.iter().map(|s| s % ports).collect();
-            let choose = scheduler(refuse & 0xF0F, salt);
-            let (want, want_lost) = reference(&reqs, ports, &choose, &starts);
+            let sched = scheduler(refuse & 0xF0F, salt);
+            let choose = |op: PortNum, c: &[Candidate]| {
+                if any_cand { sched(op, c).map(|_| ANY) } else { sched(op, c) }
+            };
+            let (want, want_lost) = reference(&reqs, ports, &choose, &starts, per_vl);
             let mut alloc = SeparableAllocator::default();
             alloc.clear();
             for r in &reqs {
                 alloc.request(*r);
             }
-            let lost = alloc.allocate::<false>(ports, &choose, |op| starts[op as usize]);
+            let lost = if per_vl {
+                alloc.allocate::<false, true>(ports, choose, |op| starts[op as usize])
+            } else {
+                alloc.allocate::<false, false>(ports, choose, |op| starts[op as usize])
+            };
             prop_assert_eq!(alloc.grants(), &want[..]);
             prop_assert_eq!(lost, want_lost);
-            let outs: std::collections::HashSet<_> = want.iter().map(|g| g.output).collect();
-            let ins: std::collections::HashSet<_> = want.iter().map(|g| g.input).collect();
+            let outs: std::collections::HashSet<_> =
+                want.iter().map(|g| (g.output, per_vl.then_some(g.out_vl))).collect();
+            let ins: std::collections::HashSet<_> =
+                want.iter().map(|g| (g.input, per_vl.then_some(g.in_vl))).collect();
             prop_assert_eq!(outs.len(), want.len());
             prop_assert_eq!(ins.len(), want.len());
+        }
+
+        /// With keys, the oldest request for an output wins whatever the round-robin start:
+        /// the FIFO arbiter's rule.
+        #[test]
+        fn smallest_key_wins(
+            keys in proptest::collection::vec(0i64..1000, 1..8),
+            start in 0usize..8,
+        ) {
+            let ports = 8;
+            let mut alloc = SeparableAllocator::default();
+            alloc.clear();
+            for (i, &key) in keys.iter().enumerate() {
+                alloc.request(Request {
+                    input: i as u16, in_vl: Vl(0), output: 7, out_vl: Vl(i as u8 % 4),
+                    sl: Sl(0), key,
+                });
+            }
+            alloc.allocate::<false, false>(ports, |_, _| Some(ANY), |_| start);
+            let g = alloc.grants()[0];
+            let oldest = *keys.iter().min().unwrap();
+            prop_assert_eq!(g.key, oldest);
+            // Ties go to the first input at or after the round-robin start.
+            let first = (0..ports)
+                .map(|k| (start + k) % ports)
+                .find(|&i| i < keys.len() && keys[i] == oldest)
+                .unwrap();
+            prop_assert_eq!(g.input as usize, first);
         }
 
         /// `round_robin_bits` visits every set bit once, from `start` upwards, then wraps.

@@ -289,10 +289,13 @@ impl Network {
                     info.to_switch = !inside && matches!(peer.remote.node, NodeId::Switch(_));
                 }
             }
-            // With output buffers an input holds one crossbar connection at a time.
+            // With output buffers an input holds one crossbar connection at a time (one per
+            // VL with a non-multiplexed crossbar).
             let (max_conns, speedup) = match layout {
                 None => (
-                    if buffered_out {
+                    if cfg.switch.crossbar == crate::config::Crossbar::PerVl {
+                        vls as u8
+                    } else if buffered_out {
                         1
                     } else {
                         cfg.switch.speedup.min(255) as u8
@@ -345,6 +348,8 @@ impl Network {
         let credits = VlAccount::new(vls, tx_org, in_orgs.clone());
         let disciplines = vl_disciplines(cfg, vls).map_err(err)?;
         let prio_inputs = cfg.qos.architecture.is_some();
+        let fifo_arbiter = cfg.switch.arbiter == crate::config::Arbiter::Fifo;
+        let per_vl_crossbar = cfg.switch.crossbar == crate::config::Crossbar::PerVl;
         let queues = |n: usize| -> Vec<VlQueue> {
             (0..n * vls)
                 .map(|i| VlQueue::new(disciplines[i % vls]))
@@ -437,6 +442,13 @@ impl Network {
         let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, vls)).collect();
         let mut flow_local = vec![0u32; flows.len()];
         let dl = super::deadline::DeadlineState::new(cfg, switches.len(), n, vls);
+        if fifo_arbiter && dl.as_ref().is_some_and(|d| d.edf) {
+            return Err(err(
+                "switch.arbiter: \"fifo\" and deadline arbitration (qos.architecture) both \
+                 order the requests; drop one of them"
+                    .to_string(),
+            ));
+        }
         if dl.as_ref().is_some_and(|d| d.edf) {
             let rules = stamp_rules(cfg).map_err(err)?;
             let mut local: Vec<Vec<super::deadline::StampRule>> = vec![rules.clone(); n];
@@ -522,7 +534,7 @@ impl Network {
             fabric,
             wheel,
             credits,
-            out_busy: vec![false; g_total],
+            out_busy: vec![0; g_total],
             vl_owner: vec![PacketId::NONE; g_total * vls],
             sched,
             rr_out: vec![RoundRobinArbiter::default(); g_total],
@@ -566,6 +578,8 @@ impl Network {
             dl: dl.map(Box::new),
             prio_inputs,
             mgmt_vl,
+            fifo_arbiter,
+            per_vl_crossbar,
         };
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)

@@ -151,7 +151,9 @@ pub struct Network {
     // Output side of every port.
     /// The sender's view of the receiver's input buffer.
     credits: VlAccount,
-    out_busy: Vec<bool>,
+    /// Per output port, the crossbar outputs in use: every bit when a multiplexed crossbar
+    /// connection holds the port, bit v for VL v with `switch.crossbar = "per_vl"`.
+    out_busy: Vec<u32>,
     /// Per (port, VL), the packet holding the VL under wormhole switching.
     vl_owner: Vec<PacketId>,
     sched: Vec<OutputScheduler>,
@@ -216,6 +218,10 @@ pub struct Network {
     /// The management VL (`traffic.class[…].management`): offered first by every input and
     /// chosen first by every output scheduler.
     mgmt_vl: Option<u8>,
+    /// `switch.arbiter = "fifo"`: requests are served oldest first.
+    fifo_arbiter: bool,
+    /// `switch.crossbar = "per_vl"`: one crossbar input and output per port and VL.
+    per_vl_crossbar: bool,
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.

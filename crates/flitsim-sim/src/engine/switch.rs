@@ -8,7 +8,7 @@
 //!   into the output buffer when the port has one.
 //! * [`Network::drain_outputs`] is the link stage of ports with output buffers: each output
 //!   port's scheduler picks the VL whose head packet goes next on the link.
-use super::allocator::{round_robin_bits, Request};
+use super::allocator::{round_robin_bits, Request, ANY};
 use super::link::Event;
 use super::queue::BufPkt;
 use super::{Egress, Network};
@@ -58,7 +58,9 @@ impl Network {
         let mut credit_blocked = false;
         let mut alloc = std::mem::take(&mut self.alloc);
         alloc.clear();
-        // Input stage: each input offers its first eligible VL in round-robin order.
+        // Input stage: each input offers its first eligible VL in round-robin order (its
+        // oldest with the FIFO arbiter; every eligible VL with a non-multiplexed crossbar).
+        let (fifo, per_vl) = (self.fifo_arbiter, self.per_vl_crossbar);
         for ip in 0..np {
             let input = base + ip;
             if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
@@ -75,6 +77,7 @@ impl Network {
                 self.rr_in[input].start(vls) as u32
             };
             let mut chosen = false;
+            let mut oldest: Option<Request> = None;
             for v in round_robin_bits(self.waiting[input], start) {
                 let h = self.inputs[input * vls + v as usize]
                     .head()
@@ -88,7 +91,7 @@ impl Network {
                     continue;
                 }
                 let output = base + h.out_port as usize;
-                if self.out_busy[output] {
+                if self.out_busy[output] & h.out_vl.bit() != 0 {
                     continue;
                 }
                 let ok = match self.ports[output].egress {
@@ -99,32 +102,47 @@ impl Network {
                     Egress::Link => self.can_start(output, h.out_vl, h.remaining()),
                 };
                 if ok {
-                    alloc.request(Request {
+                    let req = Request {
                         input: ip as u16,
                         in_vl: Vl(v as u8),
                         output: h.out_port,
                         out_vl: h.out_vl,
                         sl: self.packets[h.pkt].class,
-                        dl: h.dl,
-                    });
-                    chosen = true;
+                        key: if fifo { h.ready as i64 } else { h.dl },
+                    };
+                    if per_vl {
+                        alloc.request(req);
+                    } else if fifo {
+                        // Oldest first; round-robin order breaks ties.
+                        if oldest.is_none_or(|o| req.key < o.key) {
+                            oldest = Some(req);
+                        }
+                    } else {
+                        alloc.request(req);
+                        chosen = true;
+                    }
                 } else {
                     credit_blocked = true;
                 }
             }
+            if let Some(r) = oldest {
+                alloc.request(r);
+            }
         }
         // Output stage: the output's scheduler picks a candidate (the crossbar-stage round
-        // robin when the output is buffered), its round-robin arbiter the input.
+        // robin when the output is buffered; any request for the FIFO arbiter then), its
+        // arbiter the input.
         let (sched, xsched, rr_out) = (&mut self.sched, &mut self.obuf.xsched, &self.rr_out);
         let ports = &self.ports;
-        // The same call for both arbitration rules, each with its own closures (inlined).
+        // The same call for every arbitration rule, each with its own closures (inlined).
         macro_rules! allocate {
-            ($by_deadline:literal) => {
-                alloc.allocate::<$by_deadline>(
+            ($by_vl:literal, $per_vl:literal) => {
+                alloc.allocate::<$by_vl, $per_vl>(
                     np,
                     |op, cands| {
                         let output = base + op as usize;
                         match ports[output].egress {
+                            Egress::OutputBuffer if fifo => Some(ANY),
                             Egress::OutputBuffer => xsched[output].choose(cands),
                             Egress::Link => sched[output].choose(cands),
                         }
@@ -133,10 +151,11 @@ impl Network {
                 )
             };
         }
-        let lost = if self.dl.as_deref().is_some_and(|d| d.edf) {
-            allocate!(true)
-        } else {
-            allocate!(false)
+        let lost = match (self.dl.as_deref().is_some_and(|d| d.edf), per_vl) {
+            (true, false) => allocate!(true, false),
+            (true, true) => allocate!(true, true),
+            (false, false) => allocate!(false, false),
+            (false, true) => allocate!(false, true),
         };
         for g in alloc.grants() {
             self.open_connection(s, g, vct);
@@ -165,7 +184,11 @@ impl Network {
         let pkt = q.pkt;
         let remaining = q.remaining();
         self.in_conns[input] += 1;
-        self.out_busy[output] = true;
+        self.out_busy[output] = if self.per_vl_crossbar {
+            self.out_busy[output] | g.out_vl.bit()
+        } else {
+            u32::MAX
+        };
         match self.ports[output].egress {
             Egress::OutputBuffer => {
                 if vct {
@@ -268,7 +291,11 @@ impl Network {
         let vls = self.vls;
         let bi = c.input.idx() * vls + c.in_vl.idx();
         self.in_conns[c.input.idx()] -= 1;
-        self.out_busy[c.output.idx()] = false;
+        self.out_busy[c.output.idx()] = if self.per_vl_crossbar {
+            self.out_busy[c.output.idx()] & !c.out_vl.bit()
+        } else {
+            0
+        };
         if self.switching == Switching::Wormhole {
             self.vl_owner[c.output.idx() * vls + c.out_vl.idx()] = PacketId::NONE;
         }
