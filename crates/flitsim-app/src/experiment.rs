@@ -263,7 +263,10 @@ fn assign_vls(
                 Some(VoqswSlsKey::Count(n)) => voqsw::VoqswSls::Limit(n as usize),
                 Some(VoqswSlsKey::Full(_)) => voqsw::VoqswSls::Full,
             };
-            let v = voqsw::analyse(topo, &fabric, sls).map_err(|e| bad("voqsw", e))?;
+            let mut v = voqsw::analyse(topo, &fabric, sls).map_err(|e| bad("voqsw", e))?;
+            if cfg.routing.voqsw_spread {
+                v.spread_unconstrained();
+            }
             v.tables(topo, &fabric, vls).map_err(|e| bad("voqsw", e))
         }
     }

@@ -145,3 +145,55 @@ fn what_cannot_work_is_named() {
     let e = err(&["routing.vl_assignment=\"vn\"", "routing.lmc=1"]);
     assert!(e.contains("single path"), "{e}");
 }
+
+/// `routing.voqsw_spread`: paths that cross no considered 4-tuple leave SL 0 for
+/// `destination mod SLs`; the considered 4-tuples and the VOQ guarantee do not change, the
+/// tables stay deadlock-free, and the path SLs spread over all the SLs.
+#[test]
+fn spread_moves_only_the_unconstrained_paths() {
+    let sets = ["routing.vl_assignment=\"voqsw\"", "routing.voqsw_sls=4"];
+    let (topo, plain) = assemble(&parse(NET, "v.toml", &sets));
+    let mut spread_sets = sets.to_vec();
+    spread_sets.push("routing.voqsw_spread=true");
+    let (_, spread) = assemble(&parse(NET, "v.toml", &spread_sets));
+    assert!(cdg::verify(&topo, &spread).unwrap().deadlock_free);
+    let engine = assemble(&parse(NET, "v.toml", &[])).1;
+    let mut v = analyse(&topo, &engine, VoqswSls::Limit(4)).unwrap();
+    let before = v.assignment.clone();
+    v.spread_unconstrained();
+    assert_eq!(v.considered(), before.x);
+    assert_eq!(v.tables(&topo, &engine, 8).unwrap(), spread);
+    let e = topo.num_endpoints();
+    let mut moved = 0;
+    for p in 0..e * e {
+        if before.sl[p] != v.assignment.sl[p] {
+            // Only paths Figure 5 left on SL 0 move, to their destination's SL.
+            assert_eq!(before.sl[p], 0);
+            assert_eq!(v.assignment.sl[p] as usize, (p % e) % 4);
+            moved += 1;
+        }
+    }
+    assert!(moved > 0);
+    // The wire SLs of all paths: at most about half on one SL with spreading, where Figure 5
+    // alone leaves most on SL 0.
+    let share = |f: &flitsim_manager::FabricConfig| {
+        let mut n = [0usize; 4];
+        for s in 0..e {
+            for d in 0..e {
+                if s != d {
+                    n[f.path_sl[s * e + d] as usize] += 1;
+                }
+            }
+        }
+        *n.iter().max().unwrap() as f64 / (e * (e - 1)) as f64
+    };
+    assert!(share(&plain) > 0.5, "{}", share(&plain));
+    assert!(
+        share(&spread) < share(&plain),
+        "{} vs {}",
+        share(&spread),
+        share(&plain)
+    );
+    let err = common::run_err(NET, "v.toml", &["routing.voqsw_spread=true"]);
+    assert!(err.contains("routing.voqsw_spread"), "{err}");
+}

@@ -53,6 +53,16 @@ pub struct RoutingConfig {
     /// for as many as full VOQ needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub voqsw_sls: Option<VoqswSlsKey>,
+    /// With `vl_assignment = "voqsw"`: paths that cross no considered 4-tuple take SL
+    /// `destination mod SLs` instead of SL 0 (default false, the paper's lowest free SL).
+    /// They constrain no SL→VL table, so the considered 4-tuples and the share of VOQ are
+    /// unchanged; their packets spread over the VLs instead of sharing VL 0.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub voqsw_spread: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `routing.vl_assignment`.
@@ -112,6 +122,7 @@ impl Default for RoutingConfig {
             lmc: 0,
             vl_assignment: VlAssignment::Engine,
             voqsw_sls: None,
+            voqsw_spread: false,
         }
     }
 }
@@ -163,6 +174,12 @@ impl RoutingConfig {
                 ))
             }
             _ => {}
+        }
+        if self.voqsw_spread && self.vl_assignment != VlAssignment::Voqsw {
+            return Err(ParamError::new(
+                "routing.voqsw_spread",
+                "only used with routing.vl_assignment = \"voqsw\"".to_string(),
+            ));
         }
         if self.vls == 0 || self.vls > 32 {
             return Err(ParamError::new(

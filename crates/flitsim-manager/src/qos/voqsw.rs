@@ -443,6 +443,24 @@ impl Voqsw {
     pub fn considered(&self) -> usize {
         self.assignment.x
     }
+    /// Gives every path that crosses no considered 4-tuple the SL `destination mod SLs`
+    /// instead of SL 0 (Figure 5's lowest free SL). Such a path marks no SL at any 4-tuple,
+    /// so no SL→VL table constraint changes: the considered 4-tuples, the share of VOQ and
+    /// the guarantee on considered 4-tuples stay; only the unconstrained traffic spreads over
+    /// the VLs (SL `s` maps to VL `s mod vls` wherever no considered 4-tuple claims it).
+    pub fn spread_unconstrained(&mut self) {
+        let x = self.assignment.x as u32;
+        let sls = self.sls.max(1);
+        let e = self.set.endpoints;
+        for p in 0..self.set.paths() {
+            if self.set.path(p).first().is_none_or(|&r| r >= x) {
+                let sl = ((p % e) % sls) as u32;
+                self.assignment.sl[p] = sl;
+                self.assignment.sls_used = self.assignment.sls_used.max(sl as usize + 1);
+            }
+        }
+    }
+
     /// Considered 4-tuples as a percentage of the used ones (100 when none is used).
     pub fn percent(&self) -> f64 {
         if self.set.is_empty() {

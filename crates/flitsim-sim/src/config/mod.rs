@@ -29,7 +29,7 @@ mod traffic;
 pub use crate::workload::{ProcessConfig, ProcessTable, SimpleProcess, SizeConfig, SizeDist};
 pub use deadline::{DeadlineStamp, QosArchitecture, QosClassConfig, VlDiscipline};
 pub use flow::{FlowConfig, FlowSetConfig, FlowSetKind, FlowSpec, MAX_FLOWS};
-pub use nic::NicConfig;
+pub use nic::{NicConfig, SendQueues};
 pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
 };

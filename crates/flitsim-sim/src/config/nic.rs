@@ -29,6 +29,29 @@ pub struct NicConfig {
     /// with `[units]`; default 1). The most a flow gets is then one MTU per T.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub dispatch_time: u64,
+    /// The application's send queues (default `class`: one FIFO per traffic class, so a
+    /// message whose VL is full holds back the class's later messages; `vl`: one FIFO per
+    /// class and VL, as an InfiniBand HCA's send queues, so a blocked VL holds back only its
+    /// own messages).
+    #[serde(default, skip_serializing_if = "SendQueues::is_class")]
+    pub send_queues: SendQueues,
+}
+
+/// `nic.send_queues`: how the application's messages wait for the NIC buffer.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SendQueues {
+    /// One FIFO per traffic class.
+    #[default]
+    Class,
+    /// One FIFO per traffic class and VL of the NIC's link.
+    Vl,
+}
+
+impl SendQueues {
+    fn is_class(&self) -> bool {
+        *self == SendQueues::Class
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -53,6 +76,7 @@ impl Default for NicConfig {
             scheduler: SchedulerConfig::RoundRobin,
             rate_control: false,
             dispatch_time: 1,
+            send_queues: SendQueues::Class,
         }
     }
 }

@@ -439,7 +439,20 @@ impl Network {
         let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
         // Rate control: per NIC, one controlled flow per class (its own traffic), then the
         // NIC's flows in id order.
-        let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, vls)).collect();
+        let app_lanes = if cfg.nic.send_queues == crate::config::SendQueues::Vl {
+            if cfg.nic.rate_control || cfg.qos.architecture.is_some() {
+                return Err(err(
+                    "nic.send_queues: \"vl\" orders the class queues; rate control \
+                     (nic.rate_control) and deadline QoS (qos.architecture) keep queues of their \
+                     own: drop one of them"
+                        .to_string(),
+                ));
+            }
+            vls
+        } else {
+            1
+        };
+        let mut nics: Vec<Nic> = (0..n).map(|_| Nic::new(classes, app_lanes, vls)).collect();
         let mut flow_local = vec![0u32; flows.len()];
         let dl = super::deadline::DeadlineState::new(cfg, switches.len(), n, vls);
         if fifo_arbiter && dl.as_ref().is_some_and(|d| d.edf) {
@@ -580,6 +593,7 @@ impl Network {
             mgmt_vl,
             fifo_arbiter,
             per_vl_crossbar,
+            app_lanes,
         };
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)

@@ -218,6 +218,8 @@ pub struct Network {
     /// The management VL (`traffic.class[…].management`): offered first by every input and
     /// chosen first by every output scheduler.
     mgmt_vl: Option<u8>,
+    /// Application queues per class at every NIC: 1, or the VLs with `nic.send_queues = "vl"`.
+    app_lanes: usize,
     /// `switch.arbiter = "fifo"`: requests are served oldest first.
     fifo_arbiter: bool,
     /// `switch.crossbar = "per_vl"`: one crossbar input and output per port and VL.

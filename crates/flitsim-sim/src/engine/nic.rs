@@ -70,7 +70,8 @@ impl MsgTag {
 
 /// One endpoint's NIC.
 pub(crate) struct Nic {
-    /// Application queue per class.
+    /// Application queue per class (per class and VL with `nic.send_queues = "vl"`: queue
+    /// `class · lanes + VL`).
     pub app: Vec<VecDeque<Msg>>,
     pub app_msgs: u32,
     /// NIC buffer: packets per VL.
@@ -81,8 +82,8 @@ pub(crate) struct Nic {
     pub cur: PacketId,
     pub cur_sent: u16,
     pub cur_vl: Vl,
-    /// Class the next refill round starts with.
-    pub rr_class: u8,
+    /// Application queue the next refill round starts with.
+    pub rr_class: u16,
     /// Packets created so far.
     pub seq: u64,
     /// Flits that must leave before a waiting head can fit (0: try the refill).
@@ -96,9 +97,10 @@ pub(crate) struct Nic {
 }
 
 impl Nic {
-    pub fn new(classes: usize, vls: usize) -> Self {
+    /// A NIC with `classes · lanes` application queues and `vls` NIC buffers.
+    pub fn new(classes: usize, lanes: usize, vls: usize) -> Self {
         Nic {
-            app: (0..classes).map(|_| VecDeque::new()).collect(),
+            app: (0..classes * lanes).map(|_| VecDeque::new()).collect(),
             app_msgs: 0,
             queues: (0..vls).map(|_| VecDeque::new()).collect(),
             used: 0,
@@ -282,7 +284,12 @@ impl Network {
             self.edf_enqueue(e as usize, c, m, t);
             return;
         }
-        nic.app[c].push_back(m);
+        let q = if self.app_lanes > 1 {
+            c * self.app_lanes + self.nic_lane(e as usize, c, m.dst, m.tag.path).1.idx()
+        } else {
+            c
+        };
+        self.nics[e as usize].app[q].push_back(m);
     }
 
     /// One cycle of endpoint `e`: refill the NIC buffer, start a packet when the link is free,
@@ -314,23 +321,25 @@ impl Network {
     /// With `qos.discard_after`, a message that waited longer is discarded when it reaches
     /// the front; with token buckets, a class's head waits for `len` tokens.
     fn refill(&mut self, e: usize, t: Cycle) {
-        let classes = self.mtu.len();
+        let lanes = self.app_lanes;
+        let queues = self.mtu.len() * lanes;
         let mut blocked: u32 = 0;
         let mut shortfall = u32::MAX;
         let discard_after = self.dl.as_deref().and_then(|d| d.discard_after);
         loop {
             let mut moved = false;
             let mut last = None;
-            for k in 0..classes {
+            for k in 0..queues {
                 let nic = &self.nics[e];
-                let c = (nic.rr_class as usize + k) % classes;
-                let Some(msg) = nic.app[c].front() else {
+                let q = (nic.rr_class as usize + k) % queues;
+                let c = q / lanes;
+                let Some(msg) = nic.app[q].front() else {
                     continue;
                 };
                 if discard_after.is_some_and(|limit| t.saturating_sub(msg.gen) > limit) {
                     let m = *msg;
                     let nic = &mut self.nics[e];
-                    nic.app[c].pop_front();
+                    nic.app[q].pop_front();
                     nic.app_msgs -= 1;
                     self.discard(c, m);
                     moved = true;
@@ -356,22 +365,22 @@ impl Network {
                 if let Some(b) = nic.buckets.as_mut() {
                     b[c].0 -= len as f64;
                 }
-                let msg = nic.app[c].front_mut().unwrap();
+                let msg = nic.app[q].front_mut().unwrap();
                 let m = *msg;
                 msg.left -= len;
                 if msg.left == 0 {
-                    nic.app[c].pop_front();
+                    nic.app[q].pop_front();
                     nic.app_msgs -= 1;
                 }
                 self.make_packet(e, c, m, len, wire_sl, vl);
                 moved = true;
-                last = Some(c);
+                last = Some(q);
             }
-            // The next pass starts after the last class served (or, when none was, where this
+            // The next pass starts after the last queue served (or, when none was, where this
             // one started): classes sharing a VL take turns at its free space.
             let nic = &mut self.nics[e];
-            if let Some(c) = last {
-                nic.rr_class = ((c + 1) % classes) as u8;
+            if let Some(q) = last {
+                nic.rr_class = ((q + 1) % queues) as u16;
             }
             if !moved || nic.app_msgs == 0 {
                 if nic.app_msgs > 0 && shortfall != u32::MAX {
