@@ -108,6 +108,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("nic.shared_buffer.min_per_vl", Size),
     ("nic.shared_buffer.max_per_vl", Size),
     ("nic.dispatch_time", Time),
+    ("nic.receive_time", Time),
     ("nic.scheduler.entries[].weight", Size),
     ("nic.scheduler.high[][1]", Size),
     ("nic.scheduler.low[][1]", Size),

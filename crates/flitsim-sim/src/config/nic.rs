@@ -29,6 +29,13 @@ pub struct NicConfig {
     /// with `[units]`; default 1). The most a flow gets is then one MTU per T.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub dispatch_time: u64,
+    /// With rate control: cycles of the NIC's processor each received packet takes (a time
+    /// with `[units]`; default 0, a full-duplex NIC whose receiving costs nothing). The
+    /// processor that spends T per dispatch then also spends this per packet received,
+    /// receives first, and holds a packet's head at the NIC's input while busy, so what a
+    /// node receives lowers what it can send (see docs/model.md, "NIC rate control").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub receive_time: u64,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -39,6 +46,10 @@ fn one() -> u64 {
 }
 fn is_one(x: &u64) -> bool {
     *x == 1
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 fn default_nic_buffer() -> u32 {
@@ -53,6 +64,7 @@ impl Default for NicConfig {
             scheduler: SchedulerConfig::RoundRobin,
             rate_control: false,
             dispatch_time: 1,
+            receive_time: 0,
         }
     }
 }
