@@ -21,6 +21,7 @@ __all__ = [
     "route_json",
     "ebb_json",
     "bandwidth_json",
+    "rate_per_link",
     "cac_json",
     "cancel_request",
     "cancel_clear",
@@ -94,6 +95,10 @@ def link_loads_json(
 ) -> str:
     """Flows per switch output port under all-to-all traffic (JSON with ``links``,
     ``switch_links_max_flows``, ``switch_links_mean_flows``)."""
+
+def rate_per_link(rate: str, link_rate: str) -> float:
+    """``rate`` as a fraction of ``link_rate``, both rates with units (``"40MB/s"``,
+    ``"1.28Gb/s"``): the flits/cycle it stands for. ``ValueError`` when either is not a rate."""
 
 def version() -> str:
     """The version of the compiled flitsim core."""

@@ -497,8 +497,11 @@ def ebb(
 # ----------------------------------------------------------------------------------- bandwidth
 
 
-def _endpoints(text: str, option: str, parts: int) -> Tuple[Any, ...]:
-    """``SRC:DST`` (parts 2) or ``SRC:DST:RATE`` (parts 3) of ``option``, or a user error."""
+def _endpoints(
+    text: str, option: str, parts: int, link_rate: Optional[str] = None
+) -> Tuple[Any, ...]:
+    """``SRC:DST`` (parts 2) or ``SRC:DST:RATE`` (parts 3) of ``option``, or a user error. RATE
+    is flits/cycle, or with ``link_rate`` also a rate with a unit (its share of the link)."""
     fields = text.split(":")
     shape = "SRC:DST:RATE" if parts == 3 else "SRC:DST"
     try:
@@ -509,16 +512,34 @@ def _endpoints(text: str, option: str, parts: int) -> Tuple[Any, ...]:
             raise ValueError
         if parts == 2:
             return (src, dst)
-        return (src, dst, float(fields[2]))
     except ValueError:
         fail(f"{option} {text}: expected {shape} (endpoint indices, a rate in flits/cycle)")
+    rate = fields[2]
+    try:
+        return (src, dst, float(rate))
+    except ValueError:
+        pass
+    if link_rate is None:
+        fail(
+            f"{option} {text}: the rate `{rate}` is not a number of flits/cycle (a rate with "
+            "a unit, such as 40MB/s, needs --link-rate)"
+        )
+    try:
+        return (src, dst, _core.rate_per_link(rate, link_rate))
+    except ValueError as e:
+        fail(f"{option} {text}: {e}")
 
 
 @click.command("bandwidth")
 @click.argument("topology", metavar="TOPO")
 @click.option(
     "--flow", "flows", multiple=True, metavar="SRC:DST:RATE",
-    help="A premium flow reserving RATE flits/cycle (1.0: a whole link), in order.",
+    help="A premium flow reserving RATE flits/cycle (1.0: a whole link), in order; with "
+    "--link-rate RATE may also be a rate such as 40MB/s or 2Gb/s.",
+)
+@click.option(
+    "--link-rate", "link_rate", default=None, metavar="RATE",
+    help="The links' rate (e.g. 1.28Gb/s): --flow rates with a unit are taken as shares of it.",
 )
 @click.option(
     "--best-effort", "best_effort", multiple=True, metavar="SRC:DST",
@@ -551,6 +572,7 @@ def bandwidth(
     mtu: float,
     dispatch_time: Optional[float],
     node_capacity: Optional[float],
+    link_rate: Optional[str],
     max_vls: int,
     as_json: bool,
 ) -> None:
@@ -563,7 +585,12 @@ def bandwidth(
     """
     if not flows and not best_effort:
         fail("give at least one --flow SRC:DST:RATE or --best-effort SRC:DST")
-    premium = [_endpoints(f, "--flow", 3) for f in flows]
+    if link_rate is not None:
+        try:
+            _core.rate_per_link(link_rate, link_rate)
+        except ValueError as e:
+            fail(f"--link-rate {link_rate}: {e}")
+    premium = [_endpoints(f, "--flow", 3, link_rate) for f in flows]
     be = [_endpoints(f, "--best-effort", 2) for f in best_effort]
     text = _core.bandwidth_json(
         topology,

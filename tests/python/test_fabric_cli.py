@@ -483,6 +483,30 @@ def test_bandwidth_bad_input(runner):
     assert_user_error(invoke(runner, "bandwidth", topo, "--best-effort", "2:2"), "itself")
 
 
+def test_bandwidth_takes_physical_rates_with_a_link_rate(runner):
+    topo = "kary-ntree:k=4,n=1"
+    # 40 MB/s and 80 MB/s of a 160 MB/s link: a quarter and a half of it.
+    r = ok_json(runner, "bandwidth", topo, "--flow", "0:1:40MB/s", "--flow", "0:2:0.64Gb/s",
+                "--best-effort", "0:3", "--link-rate", "1.28Gb/s", "--json")
+    plain = ok_json(runner, "bandwidth", topo, "--flow", "0:1:0.25", "--flow", "0:2:0.5",
+                    "--best-effort", "0:3", "--json")
+    assert r == plain
+    assert [f["requested"] for f in r["flows"][:2]] == [0.25, 0.5]
+    assert_user_error(invoke(runner, "bandwidth", topo, "--flow", "0:1:40MB/s"), "--link-rate")
+    assert_user_error(
+        invoke(runner, "bandwidth", topo, "--flow", "0:1:40MB", "--link-rate", "1.28Gb/s"),
+        "is a size",
+    )
+    assert_user_error(
+        invoke(runner, "bandwidth", topo, "--flow", "0:1:0.2", "--link-rate", "5us"),
+        "--link-rate 5us",
+    )
+    assert_user_error(
+        invoke(runner, "bandwidth", topo, "--flow", "0:1:200MB/s", "--link-rate", "1.28Gb/s"),
+        "peak",
+    )
+
+
 BANDWIDTH_EXPERIMENT = """
 [topology]
 kind = "kary_ntree"

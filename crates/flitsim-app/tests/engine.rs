@@ -450,7 +450,8 @@ fn the_same_heavy_run_deadlocks_over_minhop_and_completes_over_dfsssp_and_nue() 
 
 /// Each cycle is evaluate-then-commit: visiting NICs and switches in a random order every
 /// cycle gives the same results, on crossbars (cut-through and wormhole), combined
-/// input/output-queued switches with shared buffers, and the hierarchical Omni-Path switch;
+/// input/output-queued switches with shared buffers, NICs that spend processor time on
+/// receiving (`nic.receive_time`), and the hierarchical Omni-Path switch;
 /// the invariant checker runs every 16 cycles meanwhile.
 #[test]
 fn visiting_order_within_a_cycle_does_not_change_results() {
@@ -476,6 +477,29 @@ fn visiting_order_within_a_cycle_does_not_change_results() {
                 "run.measure=2000",
                 "switch.shared_output_buffer={total_flits=64,min_per_vl=8,max_per_vl=48}",
                 "switch.speedup=2",
+            ],
+        ),
+        // NICs whose processor also receives (`nic.receive_time`): heads wait under credits.
+        (
+            TORUS,
+            vec![
+                "traffic.load=0.7",
+                "run.measure=2000",
+                "nic.rate_control=true",
+                "nic.dispatch_time=16",
+                "nic.receive_time=12",
+            ],
+        ),
+        (
+            TORUS,
+            vec![
+                "traffic.load=0.7",
+                "run.measure=2000",
+                "switch.switching=\"wormhole\"",
+                "switch.output_buffer_flits=32",
+                "nic.rate_control=true",
+                "nic.dispatch_time=16",
+                "nic.receive_time=20",
             ],
         ),
         (

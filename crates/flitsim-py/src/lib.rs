@@ -354,6 +354,13 @@ fn cac_json(
     })
 }
 
+/// `rate` as a fraction of `link_rate` (both rates with units, such as `"40MB/s"` and
+/// `"1.28Gb/s"`): the flits/cycle it stands for. `ValueError` names the one that is not a rate.
+#[pyfunction]
+fn rate_per_link(rate: &str, link_rate: &str) -> PyResult<f64> {
+    flitsim_app::config::units::rate_per_link(rate, link_rate).map_err(PyValueError::new_err)
+}
+
 /// The version of the compiled flitsim core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -380,6 +387,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(route_json, m)?)?;
     m.add_function(wrap_pyfunction!(ebb_json, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rate_per_link, m)?)?;
     m.add_function(wrap_pyfunction!(cac_json, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;

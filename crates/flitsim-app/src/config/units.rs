@@ -108,6 +108,7 @@ pub const QUANTITY_KEYS: &[(&str, Dimension)] = &[
     ("nic.shared_buffer.min_per_vl", Size),
     ("nic.shared_buffer.max_per_vl", Size),
     ("nic.dispatch_time", Time),
+    ("nic.receive_time", Time),
     ("nic.scheduler.entries[].weight", Size),
     ("nic.scheduler.high[][1]", Size),
     ("nic.scheduler.low[][1]", Size),
@@ -398,6 +399,30 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, String> {
         .checked_mul(scale)
         .ok_or_else(|| "is too large".to_string())?;
     Ok(Quantity { dim, value })
+}
+
+/// `rate` as a fraction of `link_rate`, both rates with units (`"40MB/s"`, `"1.28Gb/s"`): the
+/// flits/cycle it stands for on links of that rate, whatever the flit size (a link carries one
+/// flit per cycle). Errors say which of the two is not a positive rate.
+pub fn rate_per_link(rate: &str, link_rate: &str) -> Result<f64, String> {
+    let as_rate = |text: &str, what: &str| -> Result<Ratio, String> {
+        let q = parse_quantity(text).map_err(|e| format!("{what} `{text}` {e}"))?;
+        if q.dim != Rate {
+            return Err(format!(
+                "{what} `{text}` is {}, not a rate such as \"8Gb/s\"",
+                q.dim
+            ));
+        }
+        Ok(q.value)
+    };
+    let link = as_rate(link_rate, "the link rate")?;
+    let r = as_rate(rate, "the rate")?;
+    if link == Ratio::int(0) {
+        return Err(format!("the link rate `{link_rate}` is zero"));
+    }
+    r.checked_div(link)
+        .map(Ratio::to_f64)
+        .ok_or_else(|| format!("the rate `{rate}` is too large"))
 }
 
 /// The resolved units: bytes per flit and the exact cycle in nanoseconds.

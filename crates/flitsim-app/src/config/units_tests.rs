@@ -367,3 +367,21 @@ fn class_sizes_and_processes_take_units_and_are_in_the_schema() {
         assert!(s.contains(key), "schema lacks {key}");
     }
 }
+
+#[test]
+fn a_rate_per_link_is_its_share_of_the_link() {
+    // 40 MB/s of a 1.28 Gb/s (160 MB/s) link is a quarter; 2 Gb/s of 8 Gb/s likewise.
+    assert_eq!(rate_per_link("40MB/s", "1.28Gb/s"), Ok(0.25));
+    assert_eq!(rate_per_link("2Gb/s", "8Gb/s"), Ok(0.25));
+    assert_eq!(rate_per_link("1GiB/s", "1GiB/s"), Ok(1.0));
+    for (rate, link, says) in [
+        ("40MB", "1.28Gb/s", "the rate `40MB` is a size"),
+        ("40MB/s", "1us", "the link rate `1us` is a time"),
+        ("fast", "1.28Gb/s", "the rate `fast`"),
+        ("40MB/s", "0Gb/s", "zero"),
+        ("-1MB/s", "1Gb/s", "negative"),
+    ] {
+        let e = rate_per_link(rate, link).unwrap_err();
+        assert!(e.contains(says), "{rate} / {link}: {e}");
+    }
+}

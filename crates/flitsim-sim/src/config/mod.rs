@@ -131,6 +131,13 @@ impl SimParams {
                 format!("{l}: must be a fraction of link capacity in (0, 1]"),
             ));
         }
+        if self.nic.receive_time > 0 && !self.nic.rate_control {
+            return Err(ParamError::new(
+                "nic.receive_time",
+                "needs nic.rate_control = true (the receive cost is taken from the processor \
+                 time that paces dispatches, T = nic.dispatch_time)",
+            ));
+        }
         if self.nic.rate_control && self.nic.dispatch_time == 0 {
             return Err(ParamError::new(
                 "nic.dispatch_time",

@@ -29,6 +29,13 @@ pub struct NicConfig {
     /// with `[units]`; default 1). The most a flow gets is then one MTU per T.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub dispatch_time: u64,
+    /// With rate control: cycles of the NIC's processor each received packet takes (a time
+    /// with `[units]`; default 0, a full-duplex NIC whose receiving costs nothing). The
+    /// processor that spends T per dispatch then also spends this per packet received,
+    /// receives first, and holds a packet's head at the NIC's input while busy, so what a
+    /// node receives lowers what it can send (see docs/model.md, "NIC rate control").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub receive_time: u64,
     /// The application's send queues (default `class`: one FIFO per traffic class, so a
     /// message whose VL is full holds back the class's later messages; `vl`: one FIFO per
     /// class and VL, as an InfiniBand HCA's send queues, so a blocked VL holds back only its
@@ -64,6 +71,10 @@ fn is_one(x: &u64) -> bool {
     *x == 1
 }
 
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
 fn default_nic_buffer() -> u32 {
     256
 }
@@ -76,6 +87,7 @@ impl Default for NicConfig {
             scheduler: SchedulerConfig::RoundRobin,
             rate_control: false,
             dispatch_time: 1,
+            receive_time: 0,
             send_queues: SendQueues::Class,
         }
     }

@@ -331,12 +331,22 @@ impl Network {
             ports[g].width = l.width.min(u16::MAX as u32) as u16;
         }
         // The sender's view of each link's receiver: the peer's input buffer, or nothing to
-        // count when the peer is an endpoint.
+        // count when the peer is an endpoint — unless the endpoint's processor must take each
+        // packet (`nic.receive_time`): then its receive buffer, organised as the NIC buffer.
+        let in_orgs: Vec<BufferOrg> = buffers.in_orgs.into_iter().map(|(_, o)| o).collect();
+        let nic_receive = cfg.nic.rate_control && cfg.nic.receive_time > 0;
+        let mut credit_orgs = in_orgs.clone();
+        let to_nic = if nic_receive {
+            credit_orgs.push(nic_org.clone());
+            (credit_orgs.len() - 1) as u8
+        } else {
+            UNLIMITED
+        };
         let tx_org: Vec<u8> = ports
             .iter()
             .map(|p| {
                 if p.to_endpoint {
-                    UNLIMITED
+                    to_nic
                 } else if p.peer == PortIdx::NONE {
                     INPUT
                 } else {
@@ -344,8 +354,7 @@ impl Network {
                 }
             })
             .collect();
-        let in_orgs: Vec<BufferOrg> = buffers.in_orgs.into_iter().map(|(_, o)| o).collect();
-        let credits = VlAccount::new(vls, tx_org, in_orgs.clone());
+        let credits = VlAccount::new(vls, tx_org, credit_orgs);
         let disciplines = vl_disciplines(cfg, vls).map_err(err)?;
         let prio_inputs = cfg.qos.architecture.is_some();
         let fifo_arbiter = cfg.switch.arbiter == crate::config::Arbiter::Fifo;
@@ -507,7 +516,9 @@ impl Network {
                 l.push((f.class, f.idt.unwrap_or(t_min as f64)));
             }
             for (nic, l) in nics.iter_mut().zip(local) {
-                nic.rate = Some(Box::new(super::rate::NicRate::new(l, t_min)));
+                let mut rc = super::rate::NicRate::new(l, t_min);
+                rc.receive_time = cfg.nic.receive_time;
+                nic.rate = Some(Box::new(rc));
             }
         }
         let replay = match &cfg.traffic.trace {
@@ -561,6 +572,7 @@ impl Network {
             switches,
             alloc: Default::default(),
             nics,
+            nic_receive,
             flow_local,
             idt_schedule: Vec::new(),
             idt_next: 0,

@@ -12,6 +12,7 @@ impl Network {
     /// * a sender's outstanding count (flits sent or reserved, not yet credited) is never
     ///   below what the receiver holds in that VL, and never above the VL maximum;
     /// * output buffers stay within their capacity;
+    /// * with `nic.receive_time`, likewise for each NIC's receive buffer and its switch port;
     /// * an input VL is marked waiting exactly when it has a head that is not forwarding.
     pub fn check_invariants(&self) -> Result<(), String> {
         let v = self.vls;
@@ -58,6 +59,30 @@ impl Network {
                     return Err(format!(
                         "port {g}: {port_total} flits exceed the port's {cap}"
                     ));
+                }
+            }
+        }
+        if self.nic_receive {
+            // A NIC's receive buffer: the switch counts at least the flits it holds, and
+            // never more than the buffer.
+            for (e, nic) in self.nics.iter().enumerate() {
+                let peer = self.ports[self.nic_base as usize + e].peer;
+                let Some(org) = self.credits.org(peer.idx()) else {
+                    return Err(format!("NIC {e}: its switch port counts no credits"));
+                };
+                for vl in 0..v {
+                    let held: u32 = nic
+                        .rx
+                        .iter()
+                        .filter(|ev| ev.vl.idx() == vl)
+                        .map(|ev| ev.n as u32)
+                        .sum();
+                    let used = self.credits.used(peer.idx(), Vl(vl as u8));
+                    if used < held || used > org.max[vl] {
+                        return Err(format!(
+                            "NIC {e} VL {vl}: sender counts {used}, receive buffer holds {held}"
+                        ));
+                    }
                 }
             }
         }

@@ -36,7 +36,8 @@
 //! * **Endpoints** ([`nic`]) generate messages into an unbounded application queue per class,
 //!   segment them into packets of at most the class MTU when they fit into the bounded NIC
 //!   buffer, and inject through an output scheduler under the same credit rules; they
-//!   consume flits at link rate.
+//!   consume flits at link rate (with `nic.receive_time`, a packet waits in the NIC's receive
+//!   buffer, under credits, until the NIC's processor takes it: see [`rate`]).
 //!
 //! The latency of a lone packet of `P` flits crossing `k` switches over links of latency `L`
 //! with routing delay `R`, measured from generation to tail delivery, is therefore
@@ -174,6 +175,9 @@ pub struct Network {
     alloc: SeparableAllocator,
     // Endpoints and traffic.
     nics: Vec<Nic>,
+    /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),
+    /// and the switch ports to NICs count credits for the NIC's receive buffer.
+    nic_receive: bool,
     nic_buf: VlAccount,
     nic_sl2vl: Vec<u8>,
     mtu: Vec<u16>,
@@ -471,7 +475,7 @@ impl Network {
     #[inline(always)]
     fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
         let nic = &self.nics[e];
-        if nic.app_msgs > 0 || nic.used > 0 {
+        if nic.app_msgs > 0 || nic.used > 0 || nic.rx_flits > 0 {
             self.step_nic(e, t, in_window);
         }
     }
@@ -491,7 +495,9 @@ impl Network {
     }
 
     fn nics_idle(&self) -> bool {
-        self.nics.iter().all(|n| n.app_msgs == 0 && n.used == 0)
+        self.nics
+            .iter()
+            .all(|n| n.app_msgs == 0 && n.used == 0 && n.rx_flits == 0)
     }
 
     /// Delivers the link events of cycle `t`: credits to senders, flits to switch input
@@ -509,7 +515,14 @@ impl Network {
                     sw.dirty |= sw.credit_blocked;
                 }
             } else if g >= self.nic_base as usize {
-                self.eject(ev, t, in_window);
+                if self.nic_receive {
+                    // Waits for the NIC's processor (`nic.receive_time`).
+                    let nic = &mut self.nics[g - self.nic_base as usize];
+                    nic.rx.push_back(*ev);
+                    nic.rx_flits += ev.n as u32;
+                } else {
+                    self.eject(ev, t, in_window);
+                }
             } else {
                 self.arrive(ev, t);
             }
@@ -576,7 +589,7 @@ impl Network {
 
     /// Flits reach their destination endpoint; the tail completes the packet.
     #[inline(never)]
-    fn eject(&mut self, ev: &Event, t: Cycle, in_window: bool) {
+    pub(crate) fn eject(&mut self, ev: &Event, t: Cycle, in_window: bool) {
         let p = self.packets[ev.pkt];
         let c = &mut self.counters;
         c.flits_delivered += ev.n as u64;
@@ -672,7 +685,11 @@ impl Network {
             )
             .map(|m| m.left as u64)
             .sum();
-        let in_nics: u64 = self.nics.iter().map(|nic| nic.used as u64).sum();
+        let in_nics: u64 = self
+            .nics
+            .iter()
+            .map(|nic| nic.used as u64 + nic.rx_flits as u64)
+            .sum();
         let on_links = self.wheel.flits_in_flight();
         let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum::<u64>()
             + self

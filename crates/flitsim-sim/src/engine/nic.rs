@@ -10,7 +10,7 @@
 //!
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
-use super::link::Event;
+use super::link::{Event, F_HEAD};
 use super::packet::{Packet, MSG_NONE, NO_FLOW, NO_TRACE};
 use super::route::RouteSource;
 use super::Network;
@@ -94,6 +94,11 @@ pub(crate) struct Nic {
     pub edf: Option<Box<super::deadline::HostEdf>>,
     /// Token buckets per class (`qos.class[].bucket_rate`): (tokens, last update cycle).
     pub buckets: Option<Vec<(f64, Cycle)>>,
+    /// With `nic.receive_time`: flit batches that arrived and wait for the NIC's processor,
+    /// in arrival order (packets never interleave on a link, so a head starts each packet).
+    pub rx: VecDeque<Event>,
+    /// Flits in `rx` (their credits are not yet returned).
+    pub rx_flits: u32,
 }
 
 impl Nic {
@@ -113,6 +118,8 @@ impl Nic {
             rate: None,
             edf: None,
             buckets: None,
+            rx: VecDeque::new(),
+            rx_flits: 0,
         }
     }
 }
@@ -296,6 +303,9 @@ impl Network {
     /// send flits of the current packet.
     #[inline(never)]
     pub(crate) fn step_nic(&mut self, e: usize, t: Cycle, in_window: bool) {
+        if self.nics[e].rx_flits > 0 {
+            self.receive(e, t, in_window);
+        }
         if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
             if self.nics[e].rate.is_some() {
                 self.dispatch(e, t);
@@ -310,6 +320,35 @@ impl Network {
             return;
         }
         self.send_from_nic(e, g, t, in_window);
+    }
+
+    /// With `nic.receive_time`: the received flits waiting at NIC `e` reach the host, in
+    /// order, as far as the processor allows. A head takes the processor (if free) for
+    /// `receive_time` cycles; the rest of its packet then flows at once. Each flit delivered
+    /// returns its credit to the switch. Runs before the NIC's dispatch: receiving goes first.
+    fn receive(&mut self, e: usize, t: Cycle, in_window: bool) {
+        let g = PortIdx(self.nic_base + e as u32);
+        loop {
+            let nic = &mut self.nics[e];
+            let Some(&ev) = nic.rx.front() else {
+                break;
+            };
+            if ev.flags & F_HEAD != 0 {
+                let rc = nic
+                    .rate
+                    .as_mut()
+                    .expect("nic.receive_time needs rate control");
+                if !rc.receive(t) {
+                    break;
+                }
+                self.last_progress = t;
+            }
+            let nic = &mut self.nics[e];
+            nic.rx.pop_front();
+            nic.rx_flits -= ev.n as u32;
+            self.eject(&ev, t, in_window);
+            self.return_credits(t, g, ev.n as u32, ev.vl);
+        }
     }
 
     /// Application queues → NIC buffer (a queue per VL, `nic.buffer_flits` each), one packet

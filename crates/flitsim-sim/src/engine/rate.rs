@@ -6,6 +6,17 @@
 //! at least T cycles (`nic.dispatch_time`) before the next dispatch, so no flow exceeds
 //! B_max = MTU / T. Ties go to the lowest flow index: each class's own traffic first (index =
 //! class), then the endpoint's flows in id order.
+//!
+//! The wait of T is the time the NIC's processor spends on a dispatch. With
+//! `nic.receive_time` = R > 0 the same processor also spends R on every packet the NIC
+//! receives (the thesis's end-node contention, §5.3 and Figure 5.4): a packet's head arriving
+//! at the NIC waits until the processor is free, takes it for R cycles, and only then flows
+//! into the host. Receiving goes first: in a cycle where the processor is free, a waiting head
+//! is taken before any dispatch (without preempting a dispatch or a receive under way). With a
+//! backlogged sender and packets arriving at λ per cycle the processor is never idle, so the
+//! NIC dispatches (1 − λ·R) / T packets per cycle, and nothing while λ·R ≥ 1; heads that the
+//! processor cannot take yet hold their flits in the NIC's receive buffer, whose credits stop
+//! the switch (lossless backpressure).
 use super::nic::Msg;
 use crate::ids::Cycle;
 use std::collections::VecDeque;
@@ -27,8 +38,10 @@ pub(crate) struct NicRate {
     pub flows: Vec<RateFlow>,
     /// Minimum cycles between two dispatches (T).
     pub dispatch_time: u64,
-    /// The first cycle the next dispatch may happen.
+    /// The first cycle the NIC's processor is free (for the next dispatch or receive).
     pub next_free: Cycle,
+    /// Processor cycles per received packet (R, `nic.receive_time`; 0: receiving is free).
+    pub receive_time: u64,
 }
 
 impl NicRate {
@@ -46,7 +59,18 @@ impl NicRate {
                 .collect(),
             dispatch_time,
             next_free: 0,
+            receive_time: 0,
         }
+    }
+
+    /// The head of a received packet asks for the processor at `now`: when it is free, takes
+    /// it for `receive_time` cycles and returns true; otherwise the head waits (false).
+    pub fn receive(&mut self, now: Cycle) -> bool {
+        if now < self.next_free {
+            return false;
+        }
+        self.next_free = now + self.receive_time;
+        true
     }
 
     /// Queues `m` on flow `i` at cycle `now`.
