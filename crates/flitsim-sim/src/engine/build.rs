@@ -567,6 +567,9 @@ impl Network {
             prio_inputs,
             mgmt_vl,
         };
+        if cfg.run.port_timeseries && cfg.run.timeseries_bin.is_some() {
+            net.counters.port_ts_ports = nic_base as usize;
+        }
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
     }

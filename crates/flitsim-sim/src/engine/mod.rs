@@ -48,7 +48,7 @@ use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::{Collector, RunEnd};
-use crate::stats::{DeadlockReport, Delivery, PortResult, RouteHop, RunResult};
+use crate::stats::{DeadlockReport, Delivery, PortResult, PortSeries, RouteHop, RunResult};
 use crate::traffic::Pattern;
 use crate::SimError;
 use flitsim_manager::FabricConfig;
@@ -709,6 +709,22 @@ impl Network {
             ports,
         });
         result.trace = trace;
+        if let Some(ts) = result.timeseries.as_mut() {
+            if self.counters.port_ts_ports != 0 {
+                let bins = ts.classes.first().map_or(0, |c| c.flits.len());
+                ts.ports = (0..self.nic_base as usize)
+                    .filter(|&g| self.ports[g].peer != PortIdx::NONE)
+                    .map(|g| {
+                        let (s, p) = self.display[g];
+                        PortSeries {
+                            switch: self.display_names[s as usize].clone(),
+                            port: p as u32,
+                            flits: self.counters.port_bins(g, bins),
+                        }
+                    })
+                    .collect();
+            }
+        }
         if let Some(dl) = &self.dl {
             let names = self.cfg.traffic.classes.iter().map(|c| c.name.clone());
             result.deadline = Some(dl.result(names));

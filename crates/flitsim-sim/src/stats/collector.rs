@@ -35,6 +35,10 @@ pub(crate) struct Collector {
     pub series: Vec<Vec<u64>>,
     /// Per flow, its counters (empty without flows).
     pub flows: Vec<FlowCounters>,
+    /// Switch output ports counted per bin (`run.port_timeseries`; 0: none).
+    pub port_ts_ports: usize,
+    /// Flits sent per bin and switch output port: `[bin · port_ts_ports + port]`.
+    pub port_series: Vec<u64>,
 }
 
 /// Population standard deviation of `n` values with sum `sum` and sum of squares `sq`:
@@ -139,6 +143,29 @@ impl Collector {
         s[b] += flits;
     }
 
+    /// Counts `flits` flits sent by switch output port `g` in cycle `t` in the port time
+    /// series (`run.port_timeseries`); ports past `port_ts_ports` (NICs) are not counted.
+    #[inline]
+    pub fn add_to_port_series(&mut self, g: usize, t: u64, flits: u64) {
+        let n = self.port_ts_ports;
+        if g >= n {
+            return;
+        }
+        let i = (t / self.ts_bin) as usize * n + g;
+        if i >= self.port_series.len() {
+            self.port_series.resize((i / n + 1) * n, 0);
+        }
+        self.port_series[i] += flits;
+    }
+
+    /// The flits port `g` sent in each of `bins` bins (`run.port_timeseries`).
+    pub fn port_bins(&self, g: usize, bins: usize) -> Vec<u64> {
+        let n = self.port_ts_ports;
+        (0..bins)
+            .map(|b| self.port_series.get(b * n + g).copied().unwrap_or(0))
+            .collect()
+    }
+
     /// Jitter of class `c`'s message latency (`None`s for a deadlocked run without messages).
     fn jitter(&self, c: usize, deadlocked: bool) -> Jitter {
         let h = &self.msg_lat[c];
@@ -198,6 +225,7 @@ impl Collector {
             bin: self.ts_bin,
             classes,
             flows,
+            ports: Vec::new(),
         })
     }
 

@@ -230,6 +230,21 @@ pub struct TimeSeries {
     /// One series per flow (absent without flows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSeries>,
+    /// One series per connected switch output port, in the order of the `ports` table (only
+    /// with `run.port_timeseries = true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortSeries>,
+}
+
+/// The flits one switch output port sent in each bin (`run.port_timeseries`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct PortSeries {
+    /// Switch name.
+    pub switch: String,
+    /// Port number.
+    pub port: u32,
+    /// Flits sent on the port's link in each bin (all VLs; as many bins as the classes have).
+    pub flits: Vec<u64>,
 }
 
 /// One class's delivered flits per bin.
