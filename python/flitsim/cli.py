@@ -581,8 +581,9 @@ def _gbps(value: Any) -> str:
 from .cli_fabric import bandwidth, cac, ebb, route, topo  # noqa: E402  (fabric commands)
 from .cli_qos import qos  # noqa: E402  (QoS tables)
 from .cli_trace import trace  # noqa: E402  (MPI traces)
+from .cli_view import view  # noqa: E402  (pictures of the fabric)
 
-for _command in (topo, route, ebb, bandwidth, cac, qos, trace):
+for _command in (topo, route, ebb, bandwidth, cac, qos, trace, view):
     main.add_command(_command)
 
 if __name__ == "__main__":
