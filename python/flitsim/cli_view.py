@@ -373,7 +373,7 @@ def _topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Op
             scene.notes.append(
                 "dependency cycle, each channel waiting for the next: " + ", ".join(
                     f"c{i + 1} = {c['switch']} port {c['port']} VL {c['vl']}"
-                    for i, c in enumerate(ring)) + f", back to c1")
+                    for i, c in enumerate(ring)) + ", back to c1")
     scene.notes.append("each link drawn per direction, offset to the right of travel")
     return scene
 

@@ -69,8 +69,8 @@ def colour(value: Optional[float], vmax: float) -> str:
         if x <= x1:
             t = 0.0 if x1 == x0 else (x - x0) / (x1 - x0)
             rgb = [round(a + (b - a) * t) for a, b in zip(c0, c1)]
-            return "#%02x%02x%02x" % tuple(rgb)
-    return "#%02x%02x%02x" % _ANCHORS[-1][1]
+            return "#" + "".join(f"{c:02x}" for c in rgb)
+    return "#" + "".join(f"{c:02x}" for c in _ANCHORS[-1][1])
 
 
 # ------------------------------------------------------------------------------------ topology
@@ -611,7 +611,7 @@ def to_svg(scenes: Sequence[Scene], notes: Sequence[str] = (), width_px: float =
     parts: List[str] = []
     x = pad
     heights = []
-    for s, (w, h) in zip(scenes, spans):
+    for s, (_, h) in zip(scenes, spans):
         els, pw = _svg_panel(s, x, scale, top)
         parts += els
         x += pw + 0.04 * width_px
