@@ -225,15 +225,18 @@ def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]
     default=None,
     help="HTML file to write (default: DIR/report.html).",
 )
-def report_command(directory: Path, dest: Optional[Path]) -> None:
+@click.option("--no-view", "no_view", is_flag=True,
+              help="Leave out the fabric view (it runs the most loaded point once more).")
+def report_command(directory: Path, dest: Optional[Path], no_view: bool) -> None:
     """Write an HTML report of the sweep in DIR and print its path.
 
     One self-contained page (OUT/report.html by default): the sweep's configuration, the
-    four plots embedded as images, and tables per point and per service level.
+    four plots embedded as images, the fabric of the most loaded point (run once more, links
+    coloured by utilisation; see `flitsim view`), and tables per point and per service level.
     """
     from .report import write_report
 
-    path = write_report(directory, dest=dest)
+    path = write_report(directory, dest=dest, view=not no_view)
     click.echo(str(path))
 
 

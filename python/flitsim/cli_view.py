@@ -135,7 +135,7 @@ def view(
                 fail("--set goes with an EXPERIMENT (.toml), not a result")
             result = data
             topo = _result_topology(target, result, experiment, topo_spec)
-        scenes = [_result_scene(result, topo, metric, vl, endpoints, html)]
+        scenes = [result_scene(result, topo, metric, vl, endpoints, html)]
         name = result.get("topology") or topo.name
     else:
         if sets or experiment or topo_spec:
@@ -154,7 +154,7 @@ def view(
         scenes = []
         choices: Sequence[Optional[str]] = engines or [None]
         for engine in choices:
-            scenes.append(_topo_scene(target, topo, engine, tables_dir, max_vls, load, hotspot,
+            scenes.append(topo_scene(target, topo, engine, tables_dir, max_vls, load, hotspot,
                                       pairs, cycle, endpoints))
         name = topo.name
     if out is None:
@@ -277,7 +277,7 @@ def _run_experiment(path: Path, sets: List[str], html: bool) -> Tuple[Dict[str, 
 # ------------------------------------------------------------------------------------ scenes
 
 
-def _result_scene(result: Dict[str, Any], topo: Topology, metric: str, vl: Optional[int],
+def result_scene(result: Dict[str, Any], topo: Topology, metric: str, vl: Optional[int],
                   endpoints: str, html: bool) -> Scene:
     if not result.get("ports"):
         fail("the result has no ports table (it ran with run.per_port_stats = false); rerun "
@@ -320,7 +320,7 @@ def _num(v: Any) -> str:
     return "-" if v is None else f"{v:.3g}"
 
 
-def _topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Optional[Path],
+def topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Optional[Path],
                 max_vls: int, load: Optional[str], hotspot: int,
                 pairs: Sequence[Tuple[int, int]], cycle: bool, endpoints: str) -> Scene:
     tables = None if tables_dir is None else str(tables_dir)

@@ -547,11 +547,12 @@ def _svg_panel(scene: Scene, dx: float, scale: float, top: float) -> Tuple[List[
     out.append("</g>")
     if scene.highlights:
         hw = max(1.2, 0.035 * u)
-        out.append('<g class="highlight" stroke="#111111" stroke-linecap="round" '
-                   'marker-end="url(#arrow)">')
+        out.append('<g class="highlight" stroke="#111111" fill="#111111" '
+                   'stroke-linecap="round">')
         for h in scene.highlights:
             out.append(f'<line x1="{X(h.x0):.1f}" y1="{Y(h.y0):.1f}" x2="{X(h.x1):.1f}" '
                        f'y2="{Y(h.y1):.1f}" stroke-width="{hw:.1f}"/>')
+            out.append(_arrow_head(X(h.x0), Y(h.y0), X(h.x1), Y(h.y1), max(5.0, 4 * hw)))
         out.append("</g>")
         fs = max(6.0, min(12.0, 0.17 * u))
         out.append(f'<g font-size="{fs:.1f}" fill="#111111" font-weight="bold">')
@@ -577,14 +578,14 @@ def _describe(key: Key, v: Optional[float], legend: str) -> str:
 
 
 def _legend_svg(vmax: float, legend: str, x: float, y: float) -> List[str]:
-    out = ['<defs><linearGradient id="scale">']
-    for pos, _ in _ANCHORS:
-        out.append(f'<stop offset="{pos:.2f}" stop-color="{colour(pos * vmax, vmax)}"/>')
-    out.append("</linearGradient>"
-               '<marker id="arrow" viewBox="0 0 10 10" refX="7" refY="5" markerWidth="4" '
-               'markerHeight="4" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-               'fill="#111111"/></marker></defs>')
-    out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="240" height="12" fill="url(#scale)" '
+    """The colour scale as a row of small rectangles (no gradient: no ``url()`` reference)."""
+    n = 48
+    out = []
+    for i in range(n):
+        v = (i + 0.5) / n * vmax
+        out.append(f'<rect x="{x + i * 240 / n:.1f}" y="{y:.1f}" width="{240 / n + 0.3:.2f}" '
+                   f'height="12" fill="{colour(v, vmax)}"/>')
+    out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="240" height="12" fill="none" '
                'stroke="#607d8b" stroke-width="0.5"/>')
     out.append(f'<text x="{x:.1f}" y="{y + 26:.1f}" font-size="11">0</text>')
     out.append(f'<text x="{x + 240:.1f}" y="{y + 26:.1f}" font-size="11" text-anchor="end">'
@@ -595,6 +596,16 @@ def _legend_svg(vmax: float, legend: str, x: float, y: float) -> List[str]:
                'stroke="#607d8b" stroke-width="0.5"/>'
                f'<text x="{x + 438:.1f}" y="{y + 10:.1f}" font-size="11">no data</text>')
     return out
+
+
+def _arrow_head(x0: float, y0: float, x1: float, y1: float, size: float) -> str:
+    """A filled triangle at (x1, y1) pointing from (x0, y0)."""
+    d = math.hypot(x1 - x0, y1 - y0) or 1.0
+    ux, uy = (x1 - x0) / d, (y1 - y0) / d
+    bx, by = x1 - ux * size, y1 - uy * size
+    px, py = -uy * size * 0.5, ux * size * 0.5
+    return (f'<polygon points="{x1:.1f},{y1:.1f} {bx + px:.1f},{by + py:.1f} '
+            f'{bx - px:.1f},{by - py:.1f}"/>')
 
 
 def to_svg(scenes: Sequence[Scene], notes: Sequence[str] = (), width_px: float = 1100.0) -> str:
@@ -629,8 +640,6 @@ def to_svg(scenes: Sequence[Scene], notes: Sequence[str] = (), width_px: float =
             f'<rect width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>']
     if has_values:
         head += _legend_svg(vmax, scenes[0].legend, pad, y_legend)
-    else:
-        head += _legend_svg(vmax, scenes[0].legend, pad, -1000)  # the arrow marker only
     for i, note in enumerate(lines):
         head.append(f'<text x="{pad:.1f}" y="{y_legend + 48 + 15 * i:.1f}" font-size="11" '
                     f'fill="#455a64">{html.escape(note)}</text>')
