@@ -338,8 +338,10 @@ def topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Opt
         top = max((v for k, v in values.items() if k[0] == "port"), default=0)
         title += f", {load} load (max {top:.0f} flows)"
     lay = layout(topo)
+    # With a load, a link no flow crosses carries 0 (not "no data").
     scene = build_scene(topo, values, title=title, legend=legend, endpoints=endpoints, lay=lay,
-                        vmax=None if values else 1.0)
+                        vmax=None if values else 1.0,
+                        no_data=0.0 if load is not None else None)
     if pairs:
         for src, dst in pairs:
             for e, name in ((src, "SRC"), (dst, "DST")):

@@ -592,9 +592,10 @@ def _legend_svg(vmax: float, legend: str, x: float, y: float) -> List[str]:
                f"{_fmt(vmax)}</text>")
     out.append(f'<text x="{x + 250:.1f}" y="{y + 10:.1f}" font-size="12">'
                f"{html.escape(legend)}</text>")
-    out.append(f'<rect x="{x + 420:.1f}" y="{y:.1f}" width="12" height="12" fill="{NO_DATA}" '
+    nx = x + 270 + 7 * len(legend)
+    out.append(f'<rect x="{nx:.1f}" y="{y:.1f}" width="12" height="12" fill="{NO_DATA}" '
                'stroke="#607d8b" stroke-width="0.5"/>'
-               f'<text x="{x + 438:.1f}" y="{y + 10:.1f}" font-size="11">no data</text>')
+               f'<text x="{nx + 18:.1f}" y="{y + 10:.1f}" font-size="11">no data</text>')
     return out
 
 
@@ -690,7 +691,8 @@ _SLIDER_JS = """
 def to_html(scenes: Sequence[Scene], notes: Sequence[str] = (), title: str = "flitsim view") -> str:
     """One self-contained HTML page: the SVG inline and, when the first panel has frames, a
     slider over its time bins (no server, no network)."""
-    svg = to_svg(scenes, notes)
+    # Inline SVG in HTML needs no namespace declaration.
+    svg = to_svg(scenes, notes).replace(' xmlns="http://www.w3.org/2000/svg"', "", 1)
     s = scenes[0]
     body = [f"<h1>{html.escape(title)}</h1>", svg]
     script = ""
