@@ -261,14 +261,15 @@ def _run_experiment(path: Path, sets: List[str], html: bool) -> Tuple[Dict[str, 
 
     text, origin = _read_config(path)
     sets = sets + ["run.per_port_stats=true"]
+    cfg = json.loads(_core.resolve_json(text, origin, sets))["config"]
     if html:
-        cfg = json.loads(_core.resolve_json(text, origin, sets))["config"]
         run = cfg.get("run", {})
         if run.get("timeseries_bin") is None:
             span = int(run.get("warmup", 0)) + int(run.get("measure", 0))
             sets.append(f"run.timeseries_bin={max(1, span // 40)}")
         sets.append("run.port_timeseries=true")
     result = json.loads(_run_text(text, origin, sets, None))
+    result["_pattern"] = (cfg.get("traffic") or {}).get("pattern")
     topo = Topology.from_json(
         _core.experiment_topology_json(text, origin, experiment_sets(text, origin, sets)))
     return result, topo
@@ -305,8 +306,10 @@ def result_scene(result: Dict[str, Any], topo: Topology, metric: str, vl: Option
         marked = sorted({b["switch"] for b in dl.get("blocked", [])})
         notes.append(f"deadlock at cycle {dl.get('cycle')}: {len(marked)} switch(es) holding "
                      "blocked buffers marked red")
-    title = (f"{result.get('routing', '')} on {result.get('topology', topo.name)}, "
-             f"offered {_num(result.get('offered_load'))}, accepted "
+    pattern = result.get("_pattern")
+    title = (f"{result.get('routing', '')} on {result.get('topology', topo.name)}"
+             + (f", {pattern} traffic" if isinstance(pattern, str) else "")
+             + f", offered {_num(result.get('offered_load'))}, accepted "
              f"{_num(result.get('accepted_load'))}")
     scene = build_scene(topo, values, title=title, legend=legend, vmax=vmax, endpoints=endpoints,
                         marked=marked, frames=frames, frame_labels=labels)
@@ -327,6 +330,7 @@ def topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Opt
     n = len(topo.ep_switch)
     values: Dict[Key, float] = {}
     legend = "flows"
+    top = 0.0
     who = engine or ("tables" if tables else "")
     title = f"{who} on {topo.name}" if who else topo.name
     if load == "hotspot" and hotspot >= n:
@@ -335,13 +339,21 @@ def topo_scene(spec: str, topo: Topology, engine: Optional[str], tables_dir: Opt
         values = load_values(spec, engine, tables, max_vls, load, hotspot, n)
         legend = ("flows per link, all-to-all" if load == "uniform"
                   else f"flows per link, all to endpoint {hotspot}")
-        top = max((v for k, v in values.items() if k[0] == "port"), default=0)
-        title += f", {load} load (max {top:.0f} flows)"
+        # The scale is the switch-to-switch links': every endpoint link of all-to-all traffic
+        # carries n - 1 flows, which would wash the fabric's own differences out.
+        inner = {(topo.switches[a], pa) for a, pa, _, _, _ in topo.links}
+        inner |= {(topo.switches[b], pb) for _, _, b, pb, _ in topo.links}
+        top = max((v for k, v in values.items() if k[0] == "port" and (k[1], k[2]) in inner),
+                  default=0.0)
+        title += f", {load}: max {top:.0f} flows per switch link"
     lay = layout(topo)
     # With a load, a link no flow crosses carries 0 (not "no data").
     scene = build_scene(topo, values, title=title, legend=legend, endpoints=endpoints, lay=lay,
-                        vmax=None if values else 1.0,
+                        vmax=(top or 1.0) if values else 1.0,
                         no_data=0.0 if load is not None else None)
+    if load is not None:
+        scene.notes.append("colour scale: switch-to-switch links; endpoint links above it are "
+                           "drawn in its top colour")
     if pairs:
         for src, dst in pairs:
             for e, name in ((src, "SRC"), (dst, "DST")):

@@ -751,7 +751,7 @@ def to_png(scenes: Sequence[Scene], path: Path, notes: Sequence[str] = ()) -> No
     spans = [(b[2] - b[0], b[3] - b[1]) for b in bounds]
     total_w = sum(w for w, _ in spans)
     gap_in = 0.3
-    fig_w = min(max(7.0, 4.5 * len(scenes)), 20.0)
+    fig_w = min(max(7.0, 6.0 * len(scenes)), 20.0)
     inch = (fig_w - 0.3 - gap_in * (len(scenes) - 1)) / max(total_w, 1e-9)  # inches per unit
     plot_h = max(h for _, h in spans) * inch
     if plot_h > 13.0:
