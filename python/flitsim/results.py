@@ -366,6 +366,8 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("bandwidth",),
     ("deadline",),
     ("admission",),
+    # Per-port bins (`run.port_timeseries`): read from the JSON by `flitsim view`.
+    ("timeseries", "ports"),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
