@@ -26,6 +26,7 @@ from .view import (
     build_scene,
     layout,
     load_values,
+    result_buffered,
     result_frames,
     result_values,
     route_hops,
@@ -311,8 +312,14 @@ def result_scene(result: Dict[str, Any], topo: Topology, metric: str, vl: Option
              + (f", {pattern} traffic" if isinstance(pattern, str) else "")
              + f", offered {_num(result.get('offered_load'))}, accepted "
              f"{_num(result.get('accepted_load'))}")
+    buffered, buffered_frames = result_buffered(result)
+    if buffered is not None:
+        notes.append("circles: the mean flits each switch buffered (input and output buffers) "
+                     "over the window" + ("; per bin on the slider" if frames else ""))
     scene = build_scene(topo, values, title=title, legend=legend, vmax=vmax, endpoints=endpoints,
-                        marked=marked, frames=frames, frame_labels=labels)
+                        marked=marked, frames=frames, frame_labels=labels,
+                        switch_values=buffered,
+                        switch_frames=buffered_frames if frames else None)
     scene.notes += notes + [
         "each link drawn per direction, offset to the right of travel; endpoint links: "
         "switch to endpoint coloured by the ports table, endpoint to switch not measured"]

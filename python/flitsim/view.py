@@ -53,6 +53,12 @@ _ANCHORS: List[Tuple[float, Tuple[int, int, int]]] = [
     (1.0, (0xC8, 0x1D, 0x25)),
 ]
 NO_DATA = "#eeeeee"
+# Colour scale of the flits a switch buffers: white (empty) to deep purple (the most).
+_SWITCH_ANCHORS: List[Tuple[float, Tuple[int, int, int]]] = [
+    (0.0, (0xFF, 0xFF, 0xFF)),
+    (0.3, (0xD9, 0xC2, 0xE8)),
+    (1.0, (0x4A, 0x14, 0x8C)),
+]
 
 # A directed line's key: ("port", switch, port) for a switch output port (towards a switch or
 # an endpoint), ("inject", endpoint) for an endpoint's link towards its switch, ("eject", switch)
@@ -60,17 +66,27 @@ NO_DATA = "#eeeeee"
 Key = Tuple[Any, ...]
 
 
-def colour(value: Optional[float], vmax: float) -> str:
+def colour(value: Optional[float], vmax: float, anchors: Sequence[Any] = _ANCHORS) -> str:
     """The colour of ``value`` on a scale from 0 to ``vmax`` (``NO_DATA`` for ``None``)."""
     if value is None or not math.isfinite(value):
         return NO_DATA
     x = 0.0 if vmax <= 0 else min(max(value / vmax, 0.0), 1.0)
-    for (x0, c0), (x1, c1) in zip(_ANCHORS, _ANCHORS[1:]):
+    for (x0, c0), (x1, c1) in zip(anchors, anchors[1:]):
         if x <= x1:
             t = 0.0 if x1 == x0 else (x - x0) / (x1 - x0)
             rgb = [round(a + (b - a) * t) for a, b in zip(c0, c1)]
             return "#" + "".join(f"{c:02x}" for c in rgb)
-    return "#" + "".join(f"{c:02x}" for c in _ANCHORS[-1][1])
+    return "#" + "".join(f"{c:02x}" for c in anchors[-1][1])
+
+
+def switch_colour(scene: "Scene", i: int, row: Optional[List[Optional[float]]] = None) -> str:
+    """The fill of switch ``i``: red when marked, its buffered flits when measured, else white."""
+    if scene.switch_marked[i]:
+        return "#ffb3b3"
+    values = row if row is not None else scene.switch_values
+    if values is None or values[i] is None:
+        return "#ffffff"
+    return colour(values[i], scene.switch_vmax, _SWITCH_ANCHORS)
 
 
 # ------------------------------------------------------------------------------------ topology
@@ -298,6 +314,17 @@ class Scene:
     frames: Optional[List[List[Optional[float]]]] = None
     frame_labels: List[str] = field(default_factory=list)
     unit: float = 1.0
+    # Per switch (rows of ``switch_names``): flits buffered, when the run measured them; its
+    # scale, and per time bin the same.
+    switch_values: Optional[List[Optional[float]]] = None
+    switch_vmax: float = 1.0
+    switch_frames: Optional[List[List[Optional[float]]]] = None
+
+    def buffered_values(self) -> Dict[str, Optional[float]]:
+        """The buffered flits drawn on every switch (empty when the run has none)."""
+        if self.switch_values is None:
+            return {}
+        return dict(zip(self.switch_names, self.switch_values))
 
     def link_values(self) -> Dict[Tuple[str, int], Optional[float]]:
         """The value drawn on every switch output port: (switch name, port) → value."""
@@ -333,6 +360,8 @@ def build_scene(
     frames: Optional[List[Dict[Key, float]]] = None,
     frame_labels: Sequence[str] = (),
     no_data: Optional[float] = None,
+    switch_values: Optional[Dict[str, float]] = None,
+    switch_frames: Optional[List[Dict[str, float]]] = None,
 ) -> Scene:
     """Lay out ``topo`` and give every directed line its value from ``values``.
 
@@ -433,7 +462,18 @@ def build_scene(
     frame_rows = None
     if frames is not None:
         frame_rows = [[value_of(f, k) for k in keys] for f in frames]
+    sw_values = sw_rows = None
+    sw_top = 0.0
+    if switch_values is not None:
+        sw_values = [switch_values.get(n) for n in names]
+        sw_top = max((v for v in sw_values if v is not None), default=0.0)
+    if switch_frames:
+        sw_rows = [[f.get(n) for n in names] for f in switch_frames]
+        sw_top = max([sw_top] + [v for row in sw_rows for v in row if v is not None])
     return Scene(
+        switch_values=sw_values,
+        switch_vmax=sw_top if sw_top > 0 else 1.0,
+        switch_frames=sw_rows,
         title=title,
         legend=legend,
         vmax=vmax if vmax is not None else (top if top > 0 else 1.0),
@@ -525,11 +565,13 @@ def _svg_panel(scene: Scene, dx: float, scale: float, top: float) -> Tuple[List[
     r = max(1.2, 0.14 * u)
     out.append('<g class="switches" stroke="#37474f">')
     for i, (x, y) in enumerate(scene.switch_xy):
-        fill = "#ffb3b3" if scene.switch_marked[i] else "#ffffff"
+        fill = switch_colour(scene, i)
         sw = max(0.5, r * 0.22) * (2 if scene.switch_marked[i] else 1)
-        out.append(f'<circle cx="{X(x):.1f}" cy="{Y(y):.1f}" r="{r:.1f}" fill="{fill}" '
-                   f'stroke-width="{sw:.2f}"><title>{html.escape(scene.switch_names[i])}'
-                   "</title></circle>")
+        what = html.escape(scene.switch_names[i])
+        if scene.switch_values is not None and scene.switch_values[i] is not None:
+            what += f": {_fmt(scene.switch_values[i])} flits buffered"
+        out.append(f'<circle class="s" cx="{X(x):.1f}" cy="{Y(y):.1f}" r="{r:.1f}" '
+                   f'fill="{fill}" stroke-width="{sw:.2f}"><title>{what}</title></circle>')
     out.append("</g>")
     if _labelled(scene):
         fs = max(5.0, min(11.0, 0.2 * u))
@@ -577,14 +619,15 @@ def _describe(key: Key, v: Optional[float], legend: str) -> str:
     return f"{where}: {'no data' if v is None else _fmt(v)} {legend}"
 
 
-def _legend_svg(vmax: float, legend: str, x: float, y: float) -> List[str]:
+def _legend_svg(vmax: float, legend: str, x: float, y: float,
+                anchors: Sequence[Any] = _ANCHORS, no_data: bool = True) -> List[str]:
     """The colour scale as a row of small rectangles (no gradient: no ``url()`` reference)."""
     n = 48
     out = []
     for i in range(n):
         v = (i + 0.5) / n * vmax
         out.append(f'<rect x="{x + i * 240 / n:.1f}" y="{y:.1f}" width="{240 / n + 0.3:.2f}" '
-                   f'height="12" fill="{colour(v, vmax)}"/>')
+                   f'height="12" fill="{colour(v, vmax, anchors)}"/>')
     out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="240" height="12" fill="none" '
                'stroke="#607d8b" stroke-width="0.5"/>')
     out.append(f'<text x="{x:.1f}" y="{y + 26:.1f}" font-size="11">0</text>')
@@ -593,6 +636,8 @@ def _legend_svg(vmax: float, legend: str, x: float, y: float) -> List[str]:
     out.append(f'<text x="{x + 250:.1f}" y="{y + 10:.1f}" font-size="12">'
                f"{html.escape(legend)}</text>")
     nx = x + 270 + 7 * len(legend)
+    if not no_data:
+        return out
     out.append(f'<rect x="{nx:.1f}" y="{y:.1f}" width="12" height="12" fill="{NO_DATA}" '
                'stroke="#607d8b" stroke-width="0.5"/>'
                f'<text x="{nx + 18:.1f}" y="{y + 10:.1f}" font-size="11">no data</text>')
@@ -632,15 +677,21 @@ def to_svg(scenes: Sequence[Scene], notes: Sequence[str] = (), width_px: float =
     y_legend = top + max(heights) + 16
     lines = _wrap(list(notes) + [n for s in scenes for n in s.notes])
     has_values = any(v is not None for s in scenes for v in s.values)
+    buffered = scenes[0].switch_values is not None
     if not has_values:
         y_legend -= 30
-    height = y_legend + 40 + 15 * len(lines)
+    y_notes = y_legend + (40 if buffered else 0)
+    height = y_notes + 40 + 15 * len(lines)
     head = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans, Arial, '
             'sans-serif">',
             f'<rect width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>']
     if has_values:
         head += _legend_svg(vmax, scenes[0].legend, pad, y_legend)
+    if buffered:
+        head += _legend_svg(scenes[0].switch_vmax, "flits buffered per switch (circles)", pad,
+                            y_notes, _SWITCH_ANCHORS, no_data=False)
+    y_legend = y_notes
     for i, note in enumerate(lines):
         head.append(f'<text x="{pad:.1f}" y="{y_legend + 48 + 15 * i:.1f}" font-size="11" '
                     f'fill="#455a64">{html.escape(note)}</text>')
@@ -667,12 +718,31 @@ _SLIDER_JS = """
     var last = anchors[anchors.length - 1][1];
     return '#' + hex(last[0]) + hex(last[1]) + hex(last[2]);
   }
+  var circles = document.querySelectorAll('svg circle.s');
+  function swcolour(v) {
+    if (v === null) { return '#ffffff'; }
+    var a = data.swanchors, m = data.swvmax, x = m > 0 ? Math.min(Math.max(v / m, 0), 1) : 0;
+    for (var i = 1; i < a.length; i++) {
+      if (x <= a[i][0]) {
+        var t = a[i][0] === a[i - 1][0] ? 0 : (x - a[i - 1][0]) / (a[i][0] - a[i - 1][0]);
+        return '#' + [0, 1, 2].map(function (j) {
+          return hex(a[i - 1][1][j] + (a[i][1][j] - a[i - 1][1][j]) * t); }).join('');
+      }
+    }
+    return '#' + a[a.length - 1][1].map(hex).join('');
+  }
   var slider = document.getElementById('bin'), label = document.getElementById('binlabel');
   var timer = null;
   function show(k) {
     var row = data.frames[k];
     for (var i = 0; i < lines.length && i < row.length; i++) {
       lines[i].setAttribute('stroke', colour(row[i]));
+    }
+    if (data.switches) {
+      var srow = data.switches[k];
+      for (var j = 0; j < circles.length && j < srow.length; j++) {
+        if (!data.marked[j]) { circles[j].setAttribute('fill', swcolour(srow[j])); }
+      }
     }
     label.textContent = data.labels[k];
   }
@@ -704,6 +774,11 @@ def to_html(scenes: Sequence[Scene], notes: Sequence[str] = (), title: str = "fl
             "vmax": s.vmax,
             "anchors": [[p, list(c)] for p, c in _ANCHORS],
             "nodata": NO_DATA,
+            "switches": None if not s.switch_frames else [
+                [None if v is None else round(v, 2) for v in row] for row in s.switch_frames],
+            "swvmax": s.switch_vmax,
+            "swanchors": [[p, list(c)] for p, c in _SWITCH_ANCHORS],
+            "marked": s.switch_marked,
         }
         body.insert(1, (
             '<p><button id="play" type="button">play / pause</button> '
@@ -781,7 +856,7 @@ def to_png(scenes: Sequence[Scene], path: Path, notes: Sequence[str] = ()) -> No
         cols = [colour(v, vmax) for v in s.values]
         ax.add_collection(LineCollection(segs, colors=cols, linewidths=max(0.25, 0.06 * u)
                                          * s.widths, capstyle="round", zorder=1))
-        face = ["#ffb3b3" if m else "#ffffff" for m in s.switch_marked]
+        face = [switch_colour(s, i) for i in range(len(s.switch_names))]
         ax.scatter(s.switch_xy[:, 0], s.switch_xy[:, 1], s=(max(1.5, 0.28 * u)) ** 2, c=face,
                    edgecolors="#37474f", linewidths=max(0.2, 0.025 * u), zorder=2)
         if len(s.endpoint_xy):
@@ -809,6 +884,14 @@ def to_png(scenes: Sequence[Scene], path: Path, notes: Sequence[str] = ()) -> No
         cax = fig.add_axes((0.2, (bottom - 0.3) / fig_h, 0.5, 0.14 / fig_h))
         cb = fig.colorbar(sm, cax=cax, orientation="horizontal")
         cb.set_label(scenes[0].legend, fontsize=8, labelpad=1)
+        cb.ax.tick_params(labelsize=7, pad=1)
+    if scenes[0].switch_values is not None:
+        sw_cmap = LinearSegmentedColormap.from_list(
+            "buffered", [(p, tuple(c / 255 for c in rgb)) for p, rgb in _SWITCH_ANCHORS])
+        sm = plt.cm.ScalarMappable(cmap=sw_cmap, norm=plt.Normalize(0, scenes[0].switch_vmax))
+        cax = fig.add_axes((0.74, (bottom - 0.3) / fig_h, 0.22, 0.14 / fig_h))
+        cb = fig.colorbar(sm, cax=cax, orientation="horizontal")
+        cb.set_label("flits buffered per switch", fontsize=8, labelpad=1)
         cb.ax.tick_params(labelsize=7, pad=1)
     for i, note in enumerate(all_notes):
         fig.text(0.02, (0.1 + 0.17 * (len(all_notes) - 1 - i)) / fig_h, note, fontsize=7,
@@ -885,6 +968,30 @@ def result_frames(result: Dict[str, Any], topo: Topology) -> Tuple[List[Dict[Key
     total = int((result.get("cycles") or {}).get("total") or bins * b)
     labels = [f"cycles {k * b}-{min((k + 1) * b, total)}" for k in range(bins)]
     return frames, labels
+
+
+def result_buffered(result: Dict[str, Any]) -> Tuple[Optional[Dict[str, float]],
+                                                     List[Dict[str, float]]]:
+    """From ``timeseries.switches`` (``run.port_timeseries``): the mean flits every switch
+    buffered over the window's bins, and per bin the same; the internal nodes of a
+    hierarchical switch (``sw/m0``, …) count towards the switch. ``(None, [])`` without it."""
+    ts = result.get("timeseries") or {}
+    rows = ts.get("switches") or []
+    if not rows:
+        return None, []
+    b = int(ts["bin"])
+    bins = max(len(r["flits"]) for r in rows)
+    frames: List[Dict[str, float]] = [{} for _ in range(bins)]
+    for r in rows:
+        name = str(r["switch"]).split("/")[0]
+        for k, f in enumerate(r["flits"]):
+            frames[k][name] = frames[k].get(name, 0.0) + float(f)
+    cycles = result.get("cycles") or {}
+    w, m = int(cycles.get("warmup") or 0), int(cycles.get("measure") or 0)
+    window = [k for k in range(bins) if w <= k * b < w + m] or list(range(bins))
+    names = frames[0].keys() if frames else []
+    mean = {n: sum(frames[k].get(n, 0.0) for k in window) / len(window) for n in names}
+    return mean, frames
 
 
 def load_values(topo_spec: str, engine: Optional[str], tables: Optional[str], max_vls: int,

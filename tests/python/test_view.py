@@ -191,6 +191,25 @@ def test_html_frames_are_the_port_time_series(runner, tiny_config: Path, tmp_pat
         assert needle not in page
 
 
+def test_switches_show_the_buffered_flits_of_the_window(runner, tiny_config, tmp_path):
+    _, result = _run_json(runner, tiny_config, tmp_path, "run.timeseries_bin=100",
+                          "run.port_timeseries=true")
+    topo = _topology("torus:4x4")
+    scene = result_scene(result, topo, "utilisation", None, "each", True)
+    drawn = scene.buffered_values()
+    # warm-up 300 and window 1000 cycles: bins 3..12 are the window's.
+    rows = result["timeseries"]["switches"]
+    assert {r["switch"] for r in rows} == set(drawn)
+    for r in rows:
+        assert drawn[r["switch"]] == pytest.approx(sum(r["flits"][3:13]) / 10)
+    assert any(v > 0 for v in drawn.values())
+    assert scene.switch_frames is not None
+    for k, row in enumerate(scene.switch_frames):
+        by_name = dict(zip(scene.switch_names, row))
+        for r in rows:
+            assert by_name[r["switch"]] == r["flits"][k]
+
+
 def test_html_of_an_experiment_has_a_slider(runner, tiny_config: Path, tmp_path: Path):
     out = tmp_path / "exp.html"
     cli = invoke(runner, "view", tiny_config, "--out", out)

@@ -204,8 +204,18 @@ fn the_port_time_series_sums_to_the_ports_table_in_the_window() {
         );
     }
     assert!(ts.ports.iter().any(|p| p.flits.iter().sum::<u64>() > 0));
+    // Every switch's buffered flits per bin: as many bins, never negative, some non-zero.
+    let names: std::collections::BTreeSet<_> = r.ports.iter().map(|p| &p.switch).collect();
+    assert_eq!(ts.switches.len(), names.len());
+    for sw in &ts.switches {
+        assert!(names.contains(&sw.switch), "{}", sw.switch);
+        assert_eq!(sw.flits.len(), bins);
+        assert!(sw.flits.iter().all(|&f| f >= 0.0));
+    }
+    assert!(ts.switches.iter().any(|s| s.flits.iter().any(|&f| f > 0.0)));
     let plain = common::run(TREE, "t", &["run.timeseries_bin=100"]);
-    assert!(plain.timeseries.unwrap().ports.is_empty());
+    let plain = plain.timeseries.unwrap();
+    assert!(plain.ports.is_empty() && plain.switches.is_empty());
     let e = common::run_err(TREE, "t", &["run.port_timeseries=true"]);
     assert!(e.contains("run.port_timeseries"), "{e}");
 }

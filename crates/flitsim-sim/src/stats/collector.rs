@@ -39,6 +39,15 @@ pub(crate) struct Collector {
     pub port_ts_ports: usize,
     /// Flits sent per bin and switch output port: `[bin · port_ts_ports + port]`.
     pub port_series: Vec<u64>,
+    /// Switches whose buffered flits are sampled (`run.port_timeseries`; 0: none).
+    pub occ_switches: usize,
+    /// Cycles between two samples of the switches' buffers, and the next sample's cycle.
+    pub occ_every: u64,
+    pub occ_next: u64,
+    /// Sum of the sampled buffered flits per bin and switch (`[bin · occ_switches + s]`),
+    /// and the samples taken per bin.
+    pub occ_series: Vec<u64>,
+    pub occ_samples: Vec<u32>,
 }
 
 /// Population standard deviation of `n` values with sum `sum` and sum of squares `sq`:
@@ -166,6 +175,32 @@ impl Collector {
             .collect()
     }
 
+    /// Adds a snapshot of the flits every switch buffers (`buffered[s]`) taken in cycle `t`.
+    pub fn add_occupancy(&mut self, t: u64, buffered: impl Iterator<Item = u64>) {
+        let n = self.occ_switches;
+        let b = (t / self.ts_bin) as usize;
+        if b >= self.occ_samples.len() {
+            self.occ_samples.resize(b + 1, 0);
+            self.occ_series.resize((b + 1) * n, 0);
+        }
+        self.occ_samples[b] += 1;
+        for (s, flits) in buffered.take(n).enumerate() {
+            self.occ_series[b * n + s] += flits;
+        }
+        self.occ_next = (t / self.occ_every + 1) * self.occ_every;
+    }
+
+    /// The mean flits switch `s` buffered in each of `bins` bins (0 in a bin without samples).
+    pub fn occupancy_bins(&self, s: usize, bins: usize) -> Vec<f64> {
+        let n = self.occ_switches;
+        (0..bins)
+            .map(|b| match self.occ_samples.get(b) {
+                Some(&k) if k > 0 => self.occ_series[b * n + s] as f64 / k as f64,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
     /// Jitter of class `c`'s message latency (`None`s for a deadlocked run without messages).
     fn jitter(&self, c: usize, deadlocked: bool) -> Jitter {
         let h = &self.msg_lat[c];
@@ -226,6 +261,7 @@ impl Collector {
             classes,
             flows,
             ports: Vec::new(),
+            switches: Vec::new(),
         })
     }
 

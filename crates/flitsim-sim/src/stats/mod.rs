@@ -234,6 +234,20 @@ pub struct TimeSeries {
     /// with `run.port_timeseries = true`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PortSeries>,
+    /// One series per simulated switch: the flits its buffers held, on average over the
+    /// bin (only with `run.port_timeseries = true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SwitchSeries>,
+}
+
+/// The flits one switch's buffers (input and output) held in each bin, the mean of snapshots
+/// taken every `max(1, bin / 8)` cycles while flits moved (`run.port_timeseries`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct SwitchSeries {
+    /// Switch name (an internal node of a hierarchical switch has its own).
+    pub switch: String,
+    /// Mean flits buffered in each bin.
+    pub flits: Vec<f64>,
 }
 
 /// The flits one switch output port sent in each bin (`run.port_timeseries`).
