@@ -220,6 +220,22 @@ def test_html_of_an_experiment_has_a_slider(runner, tiny_config: Path, tmp_path:
     assert len(data["frames"][0]) == page.count('class="l"')
 
 
+# -- the sweep report ----------------------------------------------------------------------
+
+
+def test_the_report_draws_its_most_loaded_point(tmp_path: Path):
+    pytest.importorskip("matplotlib")
+    from flitsim.report import render_report
+    from sweep_tables import make_sweep
+
+    out = make_sweep(tmp_path / "out", vary={"traffic.load": [0.2, 0.6]}, seeds=1)
+    html = render_report(out)
+    figure = re.search(r'<figure id="fabric">(.*?)</figure>', html, re.S).group(1)
+    assert "<svg" in figure and 'class="l"' in figure
+    assert "most loaded point (traffic.load = 0.6, seed 1)" in figure
+    assert 'id="fabric"' not in render_report(out, view=False)
+
+
 # -- errors --------------------------------------------------------------------------------
 
 
