@@ -6,6 +6,7 @@ __all__ = [
     "FlitsimError",
     "run_json",
     "resolve_json",
+    "experiment_topology_json",
     "schema_json",
     "result_schema_json",
     "engine_names",
@@ -14,6 +15,7 @@ __all__ = [
     "topology_formats",
     "dtable_json",
     "link_loads_json",
+    "paths_json",
     "version",
     "topo_json",
     "topo_info_json",
@@ -52,6 +54,15 @@ def resolve_json(
 ) -> str:
     """Validate an experiment without running it; return JSON with ``config_hash``, ``seed``
     and the resolved ``config``. Raises :class:`FlitsimError` like :func:`run_json`."""
+
+def experiment_topology_json(
+    text: str,
+    origin: str = "<string>",
+    sets: List[str] = ...,
+) -> str:
+    """The topology the experiment (TOML text, ``key=value`` overrides ``sets``) builds, as
+    flitsim topology JSON (the format of :func:`topo_json`); nothing is routed or run.
+    Raises :class:`FlitsimError` like :func:`run_json`."""
 
 def schema_json() -> str:
     """The JSON Schema of experiment files."""
@@ -99,6 +110,18 @@ def link_loads_json(
 def rate_per_link(rate: str, link_rate: str) -> float:
     """``rate`` as a fraction of ``link_rate``, both rates with units (``"40MB/s"``,
     ``"1.28Gb/s"``): the flits/cycle it stands for. ``ValueError`` when either is not a rate."""
+
+def paths_json(
+    spec_or_path: str,
+    pairs: List[Tuple[int, int]],
+    engine: Optional[str] = None,
+    tables_dir: Optional[str] = None,
+    max_vls: int = 8,
+) -> str:
+    """The LFT paths of the endpoint ``pairs`` ``(src, dst)`` as JSON (``engine``,
+    ``topology``, ``endpoints``, ``paths``: one ``{src, dst, hops}`` per pair, every hop a
+    switch with ``switch``, ``in_port``, ``out_port`` and the ``vl`` of the outgoing link);
+    routing from ``engine`` or ``tables_dir`` (exactly one)."""
 
 def version() -> str:
     """The version of the compiled flitsim core."""

@@ -225,15 +225,18 @@ def plot_command(directory: Path, formats: Tuple[str, ...], dest: Optional[Path]
     default=None,
     help="HTML file to write (default: DIR/report.html).",
 )
-def report_command(directory: Path, dest: Optional[Path]) -> None:
+@click.option("--no-view", "no_view", is_flag=True,
+              help="Leave out the fabric view (it runs the most loaded point once more).")
+def report_command(directory: Path, dest: Optional[Path], no_view: bool) -> None:
     """Write an HTML report of the sweep in DIR and print its path.
 
     One self-contained page (OUT/report.html by default): the sweep's configuration, the
-    four plots embedded as images, and tables per point and per service level.
+    four plots embedded as images, the fabric of the most loaded point (run once more, links
+    coloured by utilisation; see `flitsim view`), and tables per point and per service level.
     """
     from .report import write_report
 
-    path = write_report(directory, dest=dest)
+    path = write_report(directory, dest=dest, view=not no_view)
     click.echo(str(path))
 
 
@@ -581,8 +584,9 @@ def _gbps(value: Any) -> str:
 from .cli_fabric import bandwidth, cac, ebb, route, topo  # noqa: E402  (fabric commands)
 from .cli_qos import qos  # noqa: E402  (QoS tables)
 from .cli_trace import trace  # noqa: E402  (MPI traces)
+from .cli_view import view  # noqa: E402  (pictures of the fabric)
 
-for _command in (topo, route, ebb, bandwidth, cac, qos, trace):
+for _command in (topo, route, ebb, bandwidth, cac, qos, trace, view):
     main.add_command(_command)
 
 if __name__ == "__main__":

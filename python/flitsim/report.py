@@ -5,6 +5,11 @@ description (configuration, varied keys, seeds, flitsim version), the four figur
 :mod:`flitsim.plot` as embedded PNG images, and two tables: the summary per sweep point and the
 per-service-level detail, both as means over seeds. The page has no external references (no
 scripts, style sheets, fonts or image files), so it can be mailed or archived on its own.
+
+It also shows the fabric of the most loaded point (highest mean offered load) drawn by
+:mod:`flitsim.view`, links coloured by utilisation. Sweep datasets keep no per-port table, so
+that point is run once more for the picture (the sweep's configuration, overrides and point
+values, its first seed, with ``run.per_port_stats = true``); ``view=False`` leaves it out.
 """
 
 from __future__ import annotations
@@ -160,11 +165,53 @@ def _point_table(entries: List[Dict[str, Any]], keys: Sequence[str], columns, ki
     return _table(header, rows, lambda i: f"sat {kind}" if entries[i]["saturated"] else kind)
 
 
+def fabric_view(sweep: Any, points: List[Dict[str, Any]]) -> Tuple[str, str]:
+    """The SVG of the fabric at the sweep's most loaded point and a caption; the point is run
+    again (module docstring). A point that cannot be run gives an empty SVG and the reason."""
+    import json
+
+    from . import FlitsimError, _core, _run_text
+    from .cli_view import result_scene
+    from .traces.cache import experiment_sets
+    from .values import format_value
+    from .view import Topology, to_svg
+
+    spec = spec_of(sweep)
+    text = spec.get("config")
+    if not text or not points:
+        return "", "the sweep does not keep its configuration: no fabric view"
+
+    def offered(p: Dict[str, Any]) -> float:
+        m = p["offered_load"].mean
+        return -math.inf if m is None or math.isnan(m) else m
+
+    point = max(points, key=offered)
+    origin = str(spec.get("origin") or "<string>")
+    sets = [str(o) for o in spec.get("overrides") or []]
+    sets += [f"{k}={format_value(v)}" for k, v in point["point"].items()]
+    sets.append("run.per_port_stats=true")
+    seed = seeds_of(sweep)[0]
+    where = ", ".join(f"{k} = {short_label(v)}" for k, v in point["point"].items()) or "the point"
+    try:
+        full = experiment_sets(text, origin, sets)
+        result = json.loads(_run_text(text, origin, sets, seed))
+        topo = Topology.from_json(_core.experiment_topology_json(text, origin, full))
+        scene = result_scene(result, topo, "utilisation", None, "auto", False)
+    except FlitsimError as e:
+        return "", f"the fabric view of {where} could not be drawn: {e}"
+    caption = (f"The fabric at the most loaded point ({where}, seed {seed}), run again for the "
+               "picture: every link drawn per direction (offset to the right of travel) and "
+               "coloured by its utilisation in the window.")
+    return to_svg([scene]), caption
+
+
 def render_report(
-    sweep: Any, title: Optional[str] = None, figs: Optional[Mapping[str, Any]] = None
+    sweep: Any, title: Optional[str] = None, figs: Optional[Mapping[str, Any]] = None,
+    view: bool = True,
 ) -> str:
     """The HTML text of the report of ``sweep`` (a sweep directory or a loaded sweep).
-    ``figs`` may hold the figures of :func:`flitsim.plot.figures` already drawn."""
+    ``figs`` may hold the figures of :func:`flitsim.plot.figures` already drawn; ``view``
+    adds the fabric of the most loaded point (:func:`fabric_view`)."""
     sweep = load(sweep)
     spec = spec_of(sweep)
     vary = vary_of(sweep)
@@ -236,6 +283,13 @@ def render_report(
             f"<figcaption>{escape(caption)}</figcaption></figure>"
         )
 
+    if view:
+        svg, caption = fabric_view(sweep, points)
+        parts.append('<h2>Fabric</h2><figure id="fabric">')
+        if svg:
+            parts.append(svg[svg.index("<svg"):])
+        parts.append(f"<figcaption>{escape(caption)}</figcaption></figure>")
+
     parts.append("<h2>Summary per point</h2>")
     parts.append(
         '<p class="note">Saturated: in how many seeds the engine reported saturation '
@@ -271,12 +325,14 @@ def write_report(
     dest: Optional[Union[str, Path]] = None,
     title: Optional[str] = None,
     figs: Optional[Mapping[str, Any]] = None,
+    view: bool = True,
 ) -> Path:
     """Write the HTML report of the sweep in ``out_dir`` (a directory or a loaded sweep) to
-    ``dest`` (default ``OUT/report.html``) and return its path."""
+    ``dest`` (default ``OUT/report.html``) and return its path. ``view=False`` leaves out the
+    fabric view (which runs the most loaded point again)."""
     sweep = load(out_dir)
     path = Path(dest) if dest is not None else directory_of(out_dir) / "report.html"
-    html = render_report(sweep, title=title, figs=figs)
+    html = render_report(sweep, title=title, figs=figs, view=view)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
     return path

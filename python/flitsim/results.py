@@ -366,6 +366,10 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("bandwidth",),
     ("deadline",),
     ("admission",),
+    # Per-port and per-switch bins (`run.port_timeseries`): read from the JSON by
+    # `flitsim view`.
+    ("timeseries", "ports"),
+    ("timeseries", "switches"),
     ("performance", "build_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),

@@ -693,6 +693,18 @@ pub fn run_experiment_str(
     run_experiment(&cfg, base)
 }
 
+/// The topology an experiment given as TOML text builds (overrides applied), as flitsim
+/// topology JSON, without routing or running it. What `flitsim view` draws a result on.
+pub fn experiment_topology_json(
+    text: &str,
+    origin: &str,
+    sets: &[String],
+) -> Result<String, ExperimentError> {
+    let cfg = ExperimentConfig::parse(text, origin, sets, None)?;
+    let base = Path::new(origin).parent().filter(|p| p.exists());
+    Ok(build_topology(&cfg, base)?.to_json())
+}
+
 /// Validates an experiment without running it and returns, as JSON, its `config_hash` and
 /// the resolved configuration (defaults filled in, overrides and seed applied).
 pub fn resolve_experiment_json(

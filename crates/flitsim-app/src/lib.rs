@@ -42,6 +42,6 @@ pub mod report;
 pub use config::ExperimentConfig;
 pub use error::ExperimentError;
 pub use experiment::{
-    build_fabric, build_fabric_at, build_topology, resolve_experiment_json, run_experiment,
-    run_experiment_json, run_experiment_str,
+    build_fabric, build_fabric_at, build_topology, experiment_topology_json,
+    resolve_experiment_json, run_experiment, run_experiment_json, run_experiment_str,
 };

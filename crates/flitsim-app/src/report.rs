@@ -933,6 +933,63 @@ pub fn link_loads_json(
     .to_string())
 }
 
+/// The LFT paths of the endpoint pairs `pairs` (`(src, dst)` endpoint indices, class 0, path
+/// 0) over the routing by `engine` or the dumps in `tables_dir`, as JSON: `engine`,
+/// `topology`, `endpoints` and `paths`, one `{src, dst, hops}` per pair, every hop a switch
+/// traversed (`switch` name, `in_port`, `out_port`, `vl` on the outgoing link). What
+/// `flitsim view --route` and `--load hotspot` draw. An endpoint out of range is an error
+/// naming it.
+pub fn paths_json(
+    spec_or_path: &str,
+    engine: Option<&str>,
+    tables_dir: Option<&Path>,
+    max_vls: u8,
+    pairs: &[(u32, u32)],
+) -> Result<String, ReportError> {
+    let topo = load_topology(spec_or_path)?;
+    let n = topo.num_endpoints();
+    for &(src, dst) in pairs {
+        for e in [src, dst] {
+            if e as usize >= n {
+                return Err(ReportError::Invalid(format!(
+                    "endpoint {e} does not exist: {} has {n} endpoints (0..={})",
+                    topo.name(),
+                    n.saturating_sub(1)
+                )));
+            }
+        }
+    }
+    let fabric = fabric_for(&topo, engine, tables_dir, max_vls)?;
+    let mut paths = Vec::with_capacity(pairs.len());
+    for &(src, dst) in pairs {
+        flitsim_topology::cancel::check()?;
+        let hops = if src == dst {
+            Vec::new()
+        } else {
+            fabric.trace(&topo, EndpointId(src), EndpointId(dst), 0)?
+        };
+        let hops: Vec<_> = hops
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "switch": topo.switches()[h.switch.0 as usize].name,
+                    "in_port": h.in_port,
+                    "out_port": h.out_port,
+                    "vl": h.vl,
+                })
+            })
+            .collect();
+        paths.push(serde_json::json!({"src": src, "dst": dst, "hops": hops}));
+    }
+    Ok(serde_json::json!({
+        "engine": fabric.engine,
+        "topology": topo.name(),
+        "endpoints": n,
+        "paths": paths,
+    })
+    .to_string())
+}
+
 /// Everything `flitsim ebb --json` prints.
 #[derive(Clone, Debug, Serialize)]
 pub struct EbbSummary {

@@ -177,3 +177,45 @@ fn the_time_series_bin_takes_a_time_with_units() {
     let r = common::run(&text, "t", &["run.timeseries_bin=\"640ns\""]);
     assert_eq!(r.timeseries.unwrap().bin, 10);
 }
+
+/// `run.port_timeseries`: one series per row of the `ports` table, the window's bins summing
+/// to the table's flits; without it (or without bins) there is none.
+#[test]
+fn the_port_time_series_sums_to_the_ports_table_in_the_window() {
+    let r = common::run(
+        TREE,
+        "t",
+        &["run.timeseries_bin=100", "run.port_timeseries=true"],
+    );
+    let ts = r.timeseries.as_ref().unwrap();
+    assert_eq!(ts.ports.len(), r.ports.len());
+    let bins = ts.classes[0].flits.len();
+    for (row, series) in r.ports.iter().zip(&ts.ports) {
+        assert_eq!((&row.switch, row.port), (&series.switch, series.port));
+        assert_eq!(series.flits.len(), bins);
+        // The window is bins 10..50 (warm-up 1000, measure 4000).
+        let window: u64 = series.flits[10..50].iter().sum();
+        assert_eq!(
+            window,
+            row.vl_flits.iter().sum::<u64>(),
+            "{} {}",
+            row.switch,
+            row.port
+        );
+    }
+    assert!(ts.ports.iter().any(|p| p.flits.iter().sum::<u64>() > 0));
+    // Every switch's buffered flits per bin: as many bins, never negative, some non-zero.
+    let names: std::collections::BTreeSet<_> = r.ports.iter().map(|p| &p.switch).collect();
+    assert_eq!(ts.switches.len(), names.len());
+    for sw in &ts.switches {
+        assert!(names.contains(&sw.switch), "{}", sw.switch);
+        assert_eq!(sw.flits.len(), bins);
+        assert!(sw.flits.iter().all(|&f| f >= 0.0));
+    }
+    assert!(ts.switches.iter().any(|s| s.flits.iter().any(|&f| f > 0.0)));
+    let plain = common::run(TREE, "t", &["run.timeseries_bin=100"]);
+    let plain = plain.timeseries.unwrap();
+    assert!(plain.ports.is_empty() && plain.switches.is_empty());
+    let e = common::run_err(TREE, "t", &["run.port_timeseries=true"]);
+    assert!(e.contains("run.port_timeseries"), "{e}");
+}

@@ -119,6 +119,21 @@ fn resolve_json(
         .map_err(|e| FlitsimError::new_err(e.to_string()))
 }
 
+/// The topology an experiment (TOML text, `sets` overrides) builds, as flitsim topology
+/// JSON; nothing is routed or run.
+#[pyfunction]
+#[pyo3(signature = (text, origin = "<string>", sets = Vec::new()))]
+fn experiment_topology_json(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    interruptible(py, || {
+        flitsim_app::experiment_topology_json(text, origin, &sets)
+    })
+}
+
 /// The JSON Schema of experiment files.
 #[pyfunction]
 fn schema_json() -> String {
@@ -302,6 +317,25 @@ fn link_loads_json(
     })
 }
 
+/// The LFT paths (JSON: `paths`, one `{src, dst, hops}` per pair, every hop `switch`,
+/// `in_port`, `out_port`, `vl`) of the endpoint `pairs`; routing from `engine` or
+/// `tables_dir` (exactly one of the two).
+#[pyfunction]
+#[pyo3(signature = (spec_or_path, pairs, engine = None, tables_dir = None, max_vls = 8))]
+fn paths_json(
+    py: Python<'_>,
+    spec_or_path: &str,
+    pairs: Vec<(u32, u32)>,
+    engine: Option<&str>,
+    tables_dir: Option<std::path::PathBuf>,
+    max_vls: u64,
+) -> PyResult<String> {
+    let max_vls = count_u8(max_vls, "max_vls")?;
+    interruptible(py, || {
+        report::paths_json(spec_or_path, engine, tables_dir.as_deref(), max_vls, &pairs)
+    })
+}
+
 /// Admission verdicts of the bandwidth manager (JSON): premium `flows` `(src, dst, rate)`
 /// then `best_effort` `(src, dst)` over the routing of `engine` (default: the topology's).
 #[pyfunction]
@@ -372,6 +406,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlitsimError", m.py().get_type_bound::<FlitsimError>())?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_json, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(engine_names, m)?)?;
@@ -380,6 +415,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_formats, m)?)?;
     m.add_function(wrap_pyfunction!(dtable_json, m)?)?;
     m.add_function(wrap_pyfunction!(link_loads_json, m)?)?;
+    m.add_function(wrap_pyfunction!(paths_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(topo_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_info_json, m)?)?;

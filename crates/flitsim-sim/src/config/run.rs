@@ -47,6 +47,11 @@ pub struct RunConfig {
     /// resolved config when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries_bin: Option<u64>,
+    /// With `timeseries_bin`, also count the flits every switch output port sends in each bin
+    /// (`timeseries.ports`; default false). What `flitsim view --out X.html` animates. Omitted
+    /// from the resolved config when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub port_timeseries: bool,
 }
 
 /// A memory size: bytes, or a number with a unit.
@@ -126,8 +131,13 @@ impl Default for RunConfig {
             check_invariants: None,
             max_memory: None,
             timeseries_bin: None,
+            port_timeseries: false,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_true(b: &bool) -> bool {
@@ -156,6 +166,12 @@ impl RunConfig {
             return Err(ParamError::new(
                 "run.timeseries_bin",
                 "must be at least 1 cycle (omit it for no time series)",
+            ));
+        }
+        if self.port_timeseries && self.timeseries_bin.is_none() {
+            return Err(ParamError::new(
+                "run.port_timeseries",
+                "needs run.timeseries_bin (the width of the bins)",
             ));
         }
         if self.stall_cycles == 0 {

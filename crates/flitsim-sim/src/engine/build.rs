@@ -607,6 +607,11 @@ impl Network {
             per_vl_crossbar,
             app_lanes,
         };
+        if let (true, Some(bin)) = (cfg.run.port_timeseries, cfg.run.timeseries_bin) {
+            net.counters.port_ts_ports = nic_base as usize;
+            net.counters.occ_switches = net.switches.len();
+            net.counters.occ_every = (bin / 8).max(1);
+        }
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
     }

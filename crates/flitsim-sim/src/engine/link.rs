@@ -119,6 +119,9 @@ impl Network {
         if in_window {
             self.counters.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
         }
+        if self.counters.port_ts_ports != 0 {
+            self.counters.add_to_port_series(g.idx(), t, ev.n as u64);
+        }
         if out.to_switch {
             self.counters.flit_hops += ev.n as u64;
         }

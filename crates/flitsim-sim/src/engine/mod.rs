@@ -49,7 +49,9 @@ use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::{Collector, RunEnd};
-use crate::stats::{DeadlockReport, Delivery, PortResult, RouteHop, RunResult};
+use crate::stats::{
+    DeadlockReport, Delivery, PortResult, PortSeries, RouteHop, RunResult, SwitchSeries,
+};
 use crate::traffic::Pattern;
 use crate::SimError;
 use flitsim_manager::FabricConfig;
@@ -413,6 +415,9 @@ impl Network {
                 }
             }
             let in_window = t >= window.0 && t < window.1;
+            if self.counters.occ_switches != 0 && t >= self.counters.occ_next {
+                self.sample_occupancy(t);
+            }
             self.deliver(t, in_window);
             self.generate(t, window);
             match self.shuffle.take() {
@@ -470,6 +475,23 @@ impl Network {
         }
         let wall = started.elapsed().as_secs_f64();
         Ok(self.results(t, wall, deadlock))
+    }
+
+    /// Records the flits every switch holds in its input and output buffers
+    /// (`run.port_timeseries`).
+    fn sample_occupancy(&mut self, t: Cycle) {
+        let vls = self.vls;
+        let occ = &self.occ;
+        let buffered: Vec<u64> = self
+            .switches
+            .iter()
+            .map(|sw| {
+                let lo = sw.base as usize * vls;
+                let hi = (sw.base as usize + sw.nports as usize) * vls;
+                occ[lo..hi].iter().map(|&x| x as u64).sum::<u64>() + sw.obuffered as u64
+            })
+            .collect();
+        self.counters.add_occupancy(t, buffered.into_iter());
     }
 
     #[inline(always)]
@@ -734,6 +756,32 @@ impl Network {
             ports,
         });
         result.trace = trace;
+        if let Some(ts) = result.timeseries.as_mut() {
+            if self.counters.port_ts_ports != 0 {
+                let bins = ts.classes.first().map_or(0, |c| c.flits.len());
+                ts.ports = (0..self.nic_base as usize)
+                    .filter(|&g| self.ports[g].peer != PortIdx::NONE)
+                    .map(|g| {
+                        let (s, p) = self.display[g];
+                        PortSeries {
+                            switch: self.display_names[s as usize].clone(),
+                            port: p as u32,
+                            flits: self.counters.port_bins(g, bins),
+                        }
+                    })
+                    .collect();
+                ts.switches = self
+                    .switches
+                    .iter()
+                    .enumerate()
+                    .map(|(k, sw)| SwitchSeries {
+                        switch: self.switch_names[self.port_names[sw.base as usize].0 as usize]
+                            .clone(),
+                        flits: self.counters.occupancy_bins(k, bins),
+                    })
+                    .collect();
+            }
+        }
         if let Some(dl) = &self.dl {
             let names = self.cfg.traffic.classes.iter().map(|c| c.name.clone());
             result.deadline = Some(dl.result(names));

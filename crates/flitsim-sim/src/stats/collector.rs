@@ -35,6 +35,19 @@ pub(crate) struct Collector {
     pub series: Vec<Vec<u64>>,
     /// Per flow, its counters (empty without flows).
     pub flows: Vec<FlowCounters>,
+    /// Switch output ports counted per bin (`run.port_timeseries`; 0: none).
+    pub port_ts_ports: usize,
+    /// Flits sent per bin and switch output port: `[bin · port_ts_ports + port]`.
+    pub port_series: Vec<u64>,
+    /// Switches whose buffered flits are sampled (`run.port_timeseries`; 0: none).
+    pub occ_switches: usize,
+    /// Cycles between two samples of the switches' buffers, and the next sample's cycle.
+    pub occ_every: u64,
+    pub occ_next: u64,
+    /// Sum of the sampled buffered flits per bin and switch (`[bin · occ_switches + s]`),
+    /// and the samples taken per bin.
+    pub occ_series: Vec<u64>,
+    pub occ_samples: Vec<u32>,
 }
 
 /// Population standard deviation of `n` values with sum `sum` and sum of squares `sq`:
@@ -139,6 +152,55 @@ impl Collector {
         s[b] += flits;
     }
 
+    /// Counts `flits` flits sent by switch output port `g` in cycle `t` in the port time
+    /// series (`run.port_timeseries`); ports past `port_ts_ports` (NICs) are not counted.
+    #[inline]
+    pub fn add_to_port_series(&mut self, g: usize, t: u64, flits: u64) {
+        let n = self.port_ts_ports;
+        if g >= n {
+            return;
+        }
+        let i = (t / self.ts_bin) as usize * n + g;
+        if i >= self.port_series.len() {
+            self.port_series.resize((i / n + 1) * n, 0);
+        }
+        self.port_series[i] += flits;
+    }
+
+    /// The flits port `g` sent in each of `bins` bins (`run.port_timeseries`).
+    pub fn port_bins(&self, g: usize, bins: usize) -> Vec<u64> {
+        let n = self.port_ts_ports;
+        (0..bins)
+            .map(|b| self.port_series.get(b * n + g).copied().unwrap_or(0))
+            .collect()
+    }
+
+    /// Adds a snapshot of the flits every switch buffers (`buffered[s]`) taken in cycle `t`.
+    pub fn add_occupancy(&mut self, t: u64, buffered: impl Iterator<Item = u64>) {
+        let n = self.occ_switches;
+        let b = (t / self.ts_bin) as usize;
+        if b >= self.occ_samples.len() {
+            self.occ_samples.resize(b + 1, 0);
+            self.occ_series.resize((b + 1) * n, 0);
+        }
+        self.occ_samples[b] += 1;
+        for (s, flits) in buffered.take(n).enumerate() {
+            self.occ_series[b * n + s] += flits;
+        }
+        self.occ_next = (t / self.occ_every + 1) * self.occ_every;
+    }
+
+    /// The mean flits switch `s` buffered in each of `bins` bins (0 in a bin without samples).
+    pub fn occupancy_bins(&self, s: usize, bins: usize) -> Vec<f64> {
+        let n = self.occ_switches;
+        (0..bins)
+            .map(|b| match self.occ_samples.get(b) {
+                Some(&k) if k > 0 => self.occ_series[b * n + s] as f64 / k as f64,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
     /// Jitter of class `c`'s message latency (`None`s for a deadlocked run without messages).
     fn jitter(&self, c: usize, deadlocked: bool) -> Jitter {
         let h = &self.msg_lat[c];
@@ -198,6 +260,8 @@ impl Collector {
             bin: self.ts_bin,
             classes,
             flows,
+            ports: Vec::new(),
+            switches: Vec::new(),
         })
     }
 

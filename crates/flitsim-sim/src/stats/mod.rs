@@ -230,6 +230,35 @@ pub struct TimeSeries {
     /// One series per flow (absent without flows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSeries>,
+    /// One series per connected switch output port, in the order of the `ports` table (only
+    /// with `run.port_timeseries = true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PortSeries>,
+    /// One series per simulated switch: the flits its buffers held, on average over the
+    /// bin (only with `run.port_timeseries = true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SwitchSeries>,
+}
+
+/// The flits one switch's buffers (input and output) held in each bin, the mean of snapshots
+/// taken every `max(1, bin / 8)` cycles while flits moved (`run.port_timeseries`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct SwitchSeries {
+    /// Switch name (an internal node of a hierarchical switch has its own).
+    pub switch: String,
+    /// Mean flits buffered in each bin.
+    pub flits: Vec<f64>,
+}
+
+/// The flits one switch output port sent in each bin (`run.port_timeseries`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct PortSeries {
+    /// Switch name.
+    pub switch: String,
+    /// Port number.
+    pub port: u32,
+    /// Flits sent on the port's link in each bin (all VLs; as many bins as the classes have).
+    pub flits: Vec<u64>,
 }
 
 /// One class's delivered flits per bin.
