@@ -256,7 +256,13 @@ fn assign_vls(
     };
     match cfg.routing.vl_assignment {
         VlAssignment::Engine => Ok(fabric),
-        VlAssignment::Vn => voqsw::virtual_networks(topo, &fabric, vls).map_err(|e| bad("vn", e)),
+        VlAssignment::Vn => {
+            let key = match cfg.routing.vn_by {
+                crate::config::VnBy::Destination => voqsw::VnKey::Destination,
+                crate::config::VnBy::Source => voqsw::VnKey::Source,
+            };
+            voqsw::virtual_networks_by(topo, &fabric, vls, key).map_err(|e| bad("vn", e))
+        }
         VlAssignment::Voqsw => {
             let sls = match cfg.routing.voqsw_sls {
                 None => voqsw::VoqswSls::Limit(8),

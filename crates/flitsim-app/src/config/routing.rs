@@ -59,6 +59,27 @@ pub struct RoutingConfig {
     /// unchanged; their packets spread over the VLs instead of sharing VL 0.
     #[serde(default, skip_serializing_if = "is_false")]
     pub voqsw_spread: bool,
+    /// With `vl_assignment = "vn"`: what picks a packet's virtual network, `destination`
+    /// (default: destination mod `vls`) or `source` (source mod `vls`).
+    #[serde(default, skip_serializing_if = "VnBy::is_destination")]
+    pub vn_by: VnBy,
+}
+
+/// `routing.vn_by`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VnBy {
+    /// Destination mod `vls`.
+    #[default]
+    Destination,
+    /// Source mod `vls`.
+    Source,
+}
+
+impl VnBy {
+    fn is_destination(&self) -> bool {
+        *self == VnBy::Destination
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -123,6 +144,7 @@ impl Default for RoutingConfig {
             vl_assignment: VlAssignment::Engine,
             voqsw_sls: None,
             voqsw_spread: false,
+            vn_by: VnBy::Destination,
         }
     }
 }
@@ -179,6 +201,12 @@ impl RoutingConfig {
             return Err(ParamError::new(
                 "routing.voqsw_spread",
                 "only used with routing.vl_assignment = \"voqsw\"".to_string(),
+            ));
+        }
+        if self.vn_by != VnBy::Destination && self.vl_assignment != VlAssignment::Vn {
+            return Err(ParamError::new(
+                "routing.vn_by",
+                "only used with routing.vl_assignment = \"vn\"".to_string(),
             ));
         }
         if self.vls == 0 || self.vls > 32 {

@@ -679,6 +679,17 @@ pub fn analyse(
     }
 }
 
+/// What picks a packet's virtual network ([`virtual_networks_by`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum VnKey {
+    /// Destination `d` on network `d mod n`: a destination's packets share one network.
+    #[default]
+    Destination,
+    /// Source `s` on network `s mod n`: a source's packets share one network, every network
+    /// carries packets to every destination.
+    Source,
+}
+
 /// The virtual-network baseline of §4.2: `n` SLs on `n` VLs, a packet keeps the VL of its SL
 /// on every hop, and destination `d` is reached with SL `d mod n`, which spreads the
 /// destinations evenly over the networks. A routing that keeps paths apart on several VLs
@@ -688,6 +699,16 @@ pub fn virtual_networks(
     topo: &Topology,
     fabric: &FabricConfig,
     n: u8,
+) -> Result<FabricConfig, RoutingError> {
+    virtual_networks_by(topo, fabric, n, VnKey::Destination)
+}
+
+/// [`virtual_networks`] with the network chosen by destination or by source (`key`).
+pub fn virtual_networks_by(
+    topo: &Topology,
+    fabric: &FabricConfig,
+    n: u8,
+    key: VnKey,
 ) -> Result<FabricConfig, RoutingError> {
     check_input(fabric)?;
     fabric.check_shape(topo)?;
@@ -713,7 +734,11 @@ pub fn virtual_networks(
         (0..e * e)
             .map(|p| {
                 let layer = if r > 1 { fabric.path_sl[p] as usize } else { 0 };
-                ((p % e) % g * r + layer) as u8
+                let node = match key {
+                    VnKey::Destination => p % e,
+                    VnKey::Source => p / e,
+                };
+                (node % g * r + layer) as u8
             })
             .collect()
     } else {
