@@ -8,9 +8,10 @@ and 4 inter-switch links each, up*/down*), varied over:
 
 * the network: ``--sizes`` switches, ``--networks`` random networks per size (topology seeds
   1..N; each network is one sample of the confidence intervals);
-* the VL assignment: ``vn8`` (8 virtual networks on 8 VLs, the baseline), ``voq8`` / ``voq4``
+* the VL assignment: ``vn8`` (8 virtual networks on 8 VLs, the baseline; ``vn8src`` chooses
+  the network by source instead of destination), ``voq8`` / ``voq4``
   (VOQsw with 8 or 4 SLs on 8 VLs), ``voqfull`` (the SLs full VOQ needs, 8 VLs), ``voq4vl4``
-  (4 SLs on 4 VLs);
+  (4 SLs on 4 VLs); ``voq8spread`` / ``voq4spread`` with ``routing.voqsw_spread``;
 * the offered load, in multiples of the network's uniform capacity bound: the largest rate
   per host at which no link of the up*/down* tables carries more than its rate under uniform
   traffic, ``(hosts - 1) / max flows per link`` (``flitsim._core.link_loads_json``), so the
@@ -53,11 +54,16 @@ LINK_BYTES_PER_NS = 2.5 / 8  # 2.5 Gb/s
 
 CONFIGS = {
     "vn8": ("8 VNs", {"vl_assignment": "vn", "vls": 8}),
+    "vn8src": ("8 VNs by source", {"vl_assignment": "vn", "vls": 8, "vn_by": "source"}),
     "voq8": ("VOQsw 8 SLs 8 VLs", {"vl_assignment": "voqsw", "voqsw_sls": 8, "vls": 8}),
     "voq4": ("VOQsw 4 SLs 8 VLs", {"vl_assignment": "voqsw", "voqsw_sls": 4, "vls": 8}),
     "voqfull": ("VOQsw full VOQ, 8 VLs", {"vl_assignment": "voqsw", "voqsw_sls": "full",
                                           "vls": 8}),
     "voq4vl4": ("VOQsw 4 SLs 4 VLs", {"vl_assignment": "voqsw", "voqsw_sls": 4, "vls": 4}),
+    "voq8spread": ("VOQsw 8 SLs 8 VLs, spread", {"vl_assignment": "voqsw", "voqsw_sls": 8,
+                                                 "vls": 8, "voqsw_spread": True}),
+    "voq4spread": ("VOQsw 4 SLs 8 VLs, spread", {"vl_assignment": "voqsw", "voqsw_sls": 4,
+                                                 "vls": 8, "voqsw_spread": True}),
 }
 PRESETS = {
     "6": dict(sizes=[8, 16, 32, 64], configs=["vn8", "voq8"], patterns=["uniform"]),
@@ -79,7 +85,7 @@ def topology_spec(size: int, net: int) -> str:
     return f"random:switches={size},ports=8,endpoints=4,links={2 * size},seed={net}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def capacity(size: int, net: int) -> float:
     """Uniform capacity bound of the network's up*/down* tables, fraction of a host link."""
     import flitsim._core as core
@@ -88,8 +94,11 @@ def capacity(size: int, net: int) -> float:
     return (size * HOSTS_PER_SWITCH - 1) / d["switch_links_max_flows"]
 
 
-def config(size: int, net: int, cfg: str, pattern: str, load: float, measure_us: float) -> dict:
+def config(size: int, net: int, cfg: str, pattern: str, load: float, measure_us: float,
+           send_queues: str = "class") -> dict:
     c = tomllib.loads(EXAMPLE.read_text())
+    if send_queues != "class":
+        c.setdefault("nic", {})["send_queues"] = send_queues
     c["topology"].update(switches=size, links=2 * size, seed=net)
     routing = {k: v for k, v in c["routing"].items() if k not in ("vl_assignment", "voqsw_sls")}
     routing.update(CONFIGS[cfg][1])
@@ -107,9 +116,9 @@ def config(size: int, net: int, cfg: str, pattern: str, load: float, measure_us:
 def one(job: tuple) -> dict:
     import flitsim
 
-    size, net, cfg, pattern, x, load, measure_us = job
+    size, net, cfg, pattern, x, load, measure_us, send_queues = job
     started = time.time()
-    r = flitsim.run(config(size, net, cfg, pattern, load, measure_us), seed=net)
+    r = flitsim.run(config(size, net, cfg, pattern, load, measure_us, send_queues), seed=net)
     bpns = (r.get("accepted_load") or 0.0) * LINK_BYTES_PER_NS * HOSTS_PER_SWITCH
     lat = (r.get("latency_ns") or {}).get("mean")
     return {
@@ -245,6 +254,8 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--measure-us", type=float, default=1000.0,
                    help="measured simulated time per run (default 1000 µs; warm-up half)")
+    p.add_argument("--send-queues", choices=["class", "vl"], default="class",
+                   help="the hosts' send queues (nic.send_queues; default class, the example's)")
     p.add_argument("--out", type=pathlib.Path, required=True)
     a = p.parse_args()
     preset = PRESETS.get(a.figure or "", {})
@@ -263,7 +274,7 @@ def main() -> int:
                 for c in configs:
                     for x in a.points:
                         jobs.append((s, n, c, pat, x, round(min(1.0, x * cap), 6),
-                                     a.measure_us))
+                                     a.measure_us, a.send_queues))
     # Large networks first: the pool's tail is then short runs.
     jobs.sort(key=lambda j: -j[0])
     started = time.time()
@@ -279,7 +290,9 @@ def main() -> int:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    summarise(rows, a.out, f"figure {a.figure}" if a.figure else "custom")
+    title = f"figure {a.figure}" if a.figure else "custom"
+    summarise(rows, a.out, title + ("" if a.send_queues == "class" else
+                                    f", nic.send_queues = {a.send_queues}"))
     print(f"{len(rows)} runs in {time.time() - started:.0f} s; wrote {a.out}/summary.md",
           file=sys.stderr)
     return 0
