@@ -41,7 +41,6 @@ import json
 import math
 import multiprocessing
 import pathlib
-import statistics
 import sys
 import time
 
@@ -132,15 +131,11 @@ def one(job: tuple) -> dict:
 
 
 def ci95(xs: list[float]) -> tuple[float, float]:
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    if not xs:
-        return (math.nan, math.nan)
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return (m, math.nan)
-    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306,
-         10: 2.262}.get(len(xs), 1.96)
-    return (m, t * statistics.stdev(xs) / math.sqrt(len(xs)))
+    """Mean and half-width of the 95 % Student-t interval (``flitsim.stats.mean_ci``)."""
+    from flitsim.stats import mean_ci
+
+    e = mean_ci(xs)
+    return (e.mean, e.half)
 
 
 def fmt(m: float, h: float, digits: int = 3) -> str:
