@@ -171,17 +171,20 @@ def summarise(rows: list[dict], out: pathlib.Path, title: str) -> None:
             cap = ci95([capacity(s, n) * LINK_BYTES_PER_NS * HOSTS_PER_SWITCH for n in nets])
             cells = [fmt(*ci95([best.get((s, p, c, n)) for n in nets])) for c in configs]
             lines.append(f"| {s} | {p} | {fmt(*cap)} | " + " | ".join(cells) + " |")
-    if "vn8" in configs and len(configs) > 1:
-        others = [c for c in configs if c != "vn8"]
-        lines += ["", "## Throughput factor over 8 VNs (per network, then averaged)", "",
+    for base in ("vn8", "vn8src"):
+        if base not in configs or len(configs) < 2:
+            continue
+        others = [c for c in configs if c != base]
+        lines += ["", f"## Throughput factor over {CONFIGS[base][0]} (per network, then "
+                  "averaged)", "",
                   "| switches | destinations | " + " | ".join(CONFIGS[c][0] for c in others)
                   + " |", "|---|---|" + "---|" * len(others)]
         for s in sizes:
             for p in patterns:
                 cells = []
                 for c in others:
-                    f = [best[(s, p, c, n)] / best[(s, p, "vn8", n)] for n in nets
-                         if (s, p, c, n) in best and best.get((s, p, "vn8", n))]
+                    f = [best[(s, p, c, n)] / best[(s, p, base, n)] for n in nets
+                         if (s, p, c, n) in best and best.get((s, p, base, n))]
                     cells.append(fmt(*ci95(f), digits=2))
                 lines.append(f"| {s} | {p} | " + " | ".join(cells) + " |")
     lines += ["", "## Latency (ns) against offered load (multiples of the bound)", ""]
@@ -252,7 +255,19 @@ def main() -> int:
     p.add_argument("--send-queues", choices=["class", "vl"], default="class",
                    help="the hosts' send queues (nic.send_queues; default class, the example's)")
     p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--summarise", action="store_true",
+                   help="only rewrite summary.md and the figures from OUT/runs.csv")
     a = p.parse_args()
+    if a.summarise:
+        with open(a.out / "runs.csv", newline="") as f:
+            rows = [{k: (v if k in ("config", "pattern") else
+                         (None if v == "" else (v == "True" if v in ("True", "False")
+                                                else float(v))))
+                     for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            r["size"], r["network"] = int(r["size"]), int(r["network"])
+        summarise(rows, a.out, f"figure {a.figure}" if a.figure else "custom")
+        return 0
     preset = PRESETS.get(a.figure or "", {})
     sizes = a.sizes or preset.get("sizes") or [8]
     configs = a.configs or preset.get("configs") or ["vn8", "voq8"]
