@@ -371,6 +371,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("timeseries", "ports"),
     ("timeseries", "switches"),
     ("performance", "build_seconds"),
+    ("performance", "routing_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
     ("performance", "flit_hops_per_second"),

@@ -655,11 +655,13 @@ pub fn run_experiment(
     cfg: &ExperimentConfig,
     base_dir: Option<&Path>,
 ) -> Result<RunResult, ExperimentError> {
+    let started = std::time::Instant::now();
     let topo = build_topology(cfg, base_dir)?;
     let (fabric, cdg) = build_fabric_at(cfg, &topo, base_dir)?;
     check_flow_paths(cfg, &fabric)?;
     let (params, mut bandwidth, idt_changes) = manage_bandwidth(cfg, &topo, &fabric)?;
     let admission = admission_control(cfg, &topo, &fabric)?;
+    let routing_seconds = started.elapsed().as_secs_f64();
     let mut net = Network::build(&params, &topo, fabric)?;
     if !idt_changes.is_empty() {
         net.schedule_idts(&idt_changes)?;
@@ -668,6 +670,8 @@ pub fn run_experiment(
         net.admit_flows(decisions)?;
     }
     let mut result = net.run()?;
+    result.performance.routing_seconds = routing_seconds;
+    result.performance.build_seconds += routing_seconds;
     result.cdg = cdg;
     result.admission = admission.map(|(report, _)| report);
     if let Some(b) = &mut bandwidth {

@@ -24,6 +24,7 @@ fn without_performance(r: &RunResult) -> String {
     r.performance = flitsim_sim::stats::Performance {
         wall_seconds: 0.0,
         build_seconds: 0.0,
+        routing_seconds: 0.0,
         cycles_per_second: 0.0,
         flit_hops: r.performance.flit_hops,
         flit_hops_per_second: 0.0,

@@ -438,8 +438,14 @@ pub struct DeadlockReport {
 pub struct Performance {
     /// Wall seconds of the simulation loop (building excluded).
     pub wall_seconds: f64,
-    /// Wall seconds spent building the network and checking tables.
+    /// Wall seconds spent before the simulation loop: building the topology, routing and
+    /// checking the tables (`routing_seconds`), and building the simulated network.
     pub build_seconds: f64,
+    /// The part of `build_seconds` spent building the topology, computing or loading the
+    /// forwarding and SL/VL tables and certifying them (0 when the engine is driven
+    /// directly, without an experiment).
+    #[serde(default)]
+    pub routing_seconds: f64,
     /// Simulated cycles per wall second.
     pub cycles_per_second: f64,
     /// Flit traversals of switch-to-switch links.
