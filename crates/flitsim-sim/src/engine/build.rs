@@ -563,7 +563,6 @@ impl Network {
             sched,
             rr_out: vec![RoundRobinArbiter::default(); g_total],
             inputs: queues(g_total),
-            occ: vec![0; g_total * vls],
             in_orgs,
             in_conns: vec![0; g_total],
             waiting: vec![0; g_total],

@@ -164,8 +164,6 @@ pub struct Network {
     // Input side of every port.
     /// Per (port, VL).
     inputs: Vec<VlQueue>,
-    /// Per (port, VL), flits held (receiver's count).
-    occ: Vec<u32>,
     in_orgs: Vec<BufferOrg>,
     /// Crossbar connections each input port holds.
     in_conns: Vec<u8>,
@@ -481,14 +479,14 @@ impl Network {
     /// (`run.port_timeseries`).
     fn sample_occupancy(&mut self, t: Cycle) {
         let vls = self.vls;
-        let occ = &self.occ;
+        let occ = &self.inputs;
         let buffered: Vec<u64> = self
             .switches
             .iter()
             .map(|sw| {
                 let lo = sw.base as usize * vls;
                 let hi = (sw.base as usize + sw.nports as usize) * vls;
-                occ[lo..hi].iter().map(|&x| x as u64).sum::<u64>() + sw.obuffered as u64
+                occ[lo..hi].iter().map(|q| q.occ as u64).sum::<u64>() + sw.obuffered as u64
             })
             .collect();
         self.counters.add_occupancy(t, buffered.into_iter());
@@ -601,9 +599,9 @@ impl Network {
         } else {
             self.inputs[i].receive(ev.pkt, ev.n);
         }
-        self.occ[i] += ev.n as u32;
+        self.inputs[i].occ += ev.n as u32;
         debug_assert!(
-            self.occ[i] <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
+            self.inputs[i].occ <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
             "buffer overflow"
         );
         self.buffered_total += ev.n as u64;
@@ -713,7 +711,7 @@ impl Network {
             .map(|nic| nic.used as u64 + nic.rx_flits as u64)
             .sum();
         let on_links = self.wheel.flits_in_flight();
-        let in_switches: u64 = self.occ.iter().map(|&x| x as u64).sum::<u64>()
+        let in_switches: u64 = self.inputs.iter().map(|q| q.occ as u64).sum::<u64>()
             + self
                 .obuf
                 .queues

@@ -23,7 +23,7 @@ use flitsim_topology::PortNum;
 use std::collections::VecDeque;
 
 /// A packet (partly) held in a VL buffer.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BufPkt {
     pub pkt: PacketId,
     /// Packet length, flits.
@@ -76,14 +76,20 @@ pub(crate) enum Discipline {
 }
 
 /// The packets of one VL of one buffer.
+///
+/// Laid out for the engine's hot loop: the discipline, the flit count and the front packet
+/// share the first cache line.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub(crate) struct VlQueue {
+    /// The state of a deadline discipline; `None` is FIFO (kept out of line, so a FIFO queue
+    /// stays small).
+    x: Option<Box<Ordering>>,
+    /// Flits held (the receiver's count; input buffers only).
+    pub occ: u32,
     /// FIFO: the queue. Ordered + take-over: the ordered queue. Heap: every packet, in
     /// arrival order.
-    pkts: VecDeque<BufPkt>,
-    /// The state of a deadline discipline; `None` is FIFO (kept out of line, so a FIFO queue
-    /// is as small as before deadlines existed).
-    x: Option<Box<Ordering>>,
+    pkts: PktRing,
 }
 
 /// What the deadline disciplines keep besides the packets.
@@ -101,11 +107,178 @@ struct Ordering {
     head_idx: u32,
 }
 
+/// A FIFO of buffered packets that keeps its first two packets inside the queue itself and
+/// moves to a heap-allocated deque only when a third arrives.
+///
+/// A VL buffer rarely holds more than the tail of one packet and the head of the next, and
+/// the engine touches every VL queue of the fabric each time a flit arrives or leaves: with
+/// the front packet in the queue's first cache line, that is one line per flit instead of
+/// two to four (the queue, its deque's storage), which is what keeps the cost per flit-hop
+/// from growing with the fabric (issue 19).
+#[derive(Clone, Debug, Default)]
+#[repr(C)]
+struct PktRing {
+    /// The front packet (when `len` ≥ 1 and not spilled).
+    first: BufPkt,
+    /// Packets in `first` and `second`, or [`SPILLED`].
+    len: u8,
+    second: BufPkt,
+    /// Every packet while `len` is [`SPILLED`] (kept allocated once used).
+    spill: Option<Box<VecDeque<BufPkt>>>,
+}
+
+/// [`PktRing::len`] when the packets are in the spill deque.
+const SPILLED: u8 = u8::MAX;
+
+impl PktRing {
+    #[inline(always)]
+    fn spilled(&self) -> bool {
+        self.len == SPILLED
+    }
+    #[inline(always)]
+    fn deque(&self) -> &VecDeque<BufPkt> {
+        self.spill.as_deref().expect("spilled queue has its deque")
+    }
+    #[inline(always)]
+    fn deque_mut(&mut self) -> &mut VecDeque<BufPkt> {
+        self.spill
+            .as_deref_mut()
+            .expect("spilled queue has its deque")
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        if self.spilled() {
+            self.deque().len()
+        } else {
+            self.len as usize
+        }
+    }
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&BufPkt> {
+        match (self.len, i) {
+            (SPILLED, _) => self.deque().get(i),
+            (1.., 0) => Some(&self.first),
+            (2, 1) => Some(&self.second),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn get_mut(&mut self, i: usize) -> Option<&mut BufPkt> {
+        match (self.len, i) {
+            (SPILLED, _) => self.deque_mut().get_mut(i),
+            (1.., 0) => Some(&mut self.first),
+            (2, 1) => Some(&mut self.second),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn front(&self) -> Option<&BufPkt> {
+        self.get(0)
+    }
+    #[inline(always)]
+    fn front_mut(&mut self) -> Option<&mut BufPkt> {
+        self.get_mut(0)
+    }
+    #[inline(always)]
+    fn back(&self) -> Option<&BufPkt> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+    #[inline(always)]
+    fn back_mut(&mut self) -> Option<&mut BufPkt> {
+        match self.len().checked_sub(1) {
+            Some(i) => self.get_mut(i),
+            None => None,
+        }
+    }
+    #[inline(always)]
+    fn push_back(&mut self, b: BufPkt) {
+        match self.len {
+            0 => self.first = b,
+            1 => self.second = b,
+            _ => return self.push_spilled(b),
+        }
+        self.len += 1;
+    }
+    #[cold]
+    #[inline(never)]
+    fn push_spilled(&mut self, b: BufPkt) {
+        if !self.spilled() {
+            let (f, s) = (self.first, self.second);
+            let d = self.spill.get_or_insert_with(Default::default);
+            d.push_back(f);
+            d.push_back(s);
+            self.len = SPILLED;
+        }
+        self.deque_mut().push_back(b);
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) {
+        match self.len {
+            0 => {}
+            1 => self.len = 0,
+            2 => {
+                self.first = self.second;
+                self.len = 1;
+            }
+            _ => self.pop_spilled(),
+        }
+    }
+    #[cold]
+    #[inline(never)]
+    fn pop_spilled(&mut self) {
+        let d = self.deque_mut();
+        d.pop_front();
+        if d.len() <= 2 {
+            // Back in line.
+            let n = d.len() as u8;
+            let (f, s) = (d.pop_front(), d.pop_front());
+            self.first = f.unwrap_or_default();
+            self.second = s.unwrap_or_default();
+            self.len = n;
+        }
+    }
+    /// Removes the `i`-th packet, keeping the order of the others.
+    fn remove(&mut self, i: usize) {
+        match (self.len, i) {
+            (SPILLED, _) => {
+                self.deque_mut().remove(i);
+                if self.deque().len() <= 2 {
+                    // Back in line: pop nothing more, just move.
+                    let d = self.deque_mut();
+                    let n = d.len() as u8;
+                    let (f, s) = (d.pop_front(), d.pop_front());
+                    self.first = f.unwrap_or_default();
+                    self.second = s.unwrap_or_default();
+                    self.len = n;
+                }
+            }
+            (_, 0) => self.pop_front(),
+            (2, 1) => self.len = 1,
+            _ => {}
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = &BufPkt> {
+        (0..self.len()).map(move |i| self.get(i).unwrap())
+    }
+}
+
+impl std::ops::Index<usize> for PktRing {
+    type Output = BufPkt;
+    fn index(&self, i: usize) -> &BufPkt {
+        self.get(i).expect("queue index in range")
+    }
+}
+
 impl VlQueue {
     /// An empty queue with the given discipline.
     pub fn new(discipline: Discipline) -> Self {
         VlQueue {
-            pkts: VecDeque::new(),
+            occ: 0,
+            pkts: PktRing::default(),
             x: (discipline != Discipline::Fifo).then(|| {
                 Box::new(Ordering {
                     discipline,
@@ -253,11 +426,13 @@ impl VlQueue {
     /// never interleave on a VL of a link), arrive.
     #[inline(always)]
     pub fn receive(&mut self, pkt: PacketId, n: u16) {
-        let q = match &mut self.x {
-            Some(x) if x.rx_over && x.discipline == Discipline::OrderedTakeover => &mut x.over,
-            _ => &mut self.pkts,
+        let b = match &mut self.x {
+            Some(x) if x.rx_over && x.discipline == Discipline::OrderedTakeover => {
+                x.over.back_mut()
+            }
+            _ => self.pkts.back_mut(),
         };
-        let b = q.back_mut().expect("body flit follows its head");
+        let b = b.expect("body flit follows its head");
         debug_assert_eq!(b.pkt, pkt);
         b.recv += n;
     }

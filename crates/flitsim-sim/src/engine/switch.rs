@@ -274,7 +274,7 @@ impl Network {
                 self.buffered_total -= n as u64;
             }
             self.return_credits(t, c.input, n, c.in_vl);
-            self.occ[bi] -= n;
+            self.inputs[bi].occ -= n;
             self.last_progress = t;
             if tail {
                 self.close_connection(s, i, c, t);
