@@ -540,6 +540,43 @@ mod tests {
     }
 
     proptest! {
+        /// The in-line ring behaves as a `VecDeque` (the reference) under any sequence of
+        /// pushes, pops, removals and in-place changes, through spilling and back.
+        #[test]
+        fn ring_matches_a_deque(ops in proptest::collection::vec((0u8..5, 0usize..6), 0..200)) {
+            let mut ring = PktRing::default();
+            let mut model: VecDeque<BufPkt> = VecDeque::new();
+            for (k, (op, i)) in ops.into_iter().enumerate() {
+                match op {
+                    0 | 1 => {
+                        ring.push_back(pkt(k as u32, k as i64));
+                        model.push_back(pkt(k as u32, k as i64));
+                    }
+                    2 => {
+                        ring.pop_front();
+                        model.pop_front();
+                    }
+                    3 if i < model.len() => {
+                        ring.remove(i);
+                        model.remove(i);
+                    }
+                    _ => {
+                        if let (Some(a), Some(b)) = (ring.back_mut(), model.back_mut()) {
+                            a.recv += 1;
+                            b.recv += 1;
+                        }
+                    }
+                }
+                prop_assert_eq!(ring.len(), model.len());
+                prop_assert_eq!(ring.is_empty(), model.is_empty());
+                let got: Vec<(PacketId, u16)> = ring.iter().map(|b| (b.pkt, b.recv)).collect();
+                let want: Vec<(PacketId, u16)> = model.iter().map(|b| (b.pkt, b.recv)).collect();
+                prop_assert_eq!(got, want);
+                prop_assert_eq!(ring.front().map(|b| b.pkt), model.front().map(|b| b.pkt));
+                prop_assert_eq!(ring.back().map(|b| b.pkt), model.back().map(|b| b.pkt));
+            }
+        }
+
         /// Ordered + take-over and the heap never deliver two packets of one flow out of
         /// order (the appendix's theorem), and every packet leaves once.
         #[test]
