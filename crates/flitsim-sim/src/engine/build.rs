@@ -315,7 +315,7 @@ impl Network {
                 nports: np,
                 max_conns,
                 speedup,
-                conns: Vec::with_capacity(np as usize),
+                conns: Default::default(),
                 obuffered: 0,
                 dirty: false,
                 credit_blocked: false,

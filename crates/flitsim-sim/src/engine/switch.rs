@@ -25,24 +25,115 @@ pub(crate) struct Conn {
     pub out_vl: Vl,
 }
 
-/// The state of one simulated switch (a crossbar with its ports).
+/// The open crossbar connections of a switch, in the order they opened (with
+/// `swap_remove`'s reordering): the first four in line, the rest in a vector.
+#[derive(Clone, Debug)]
+pub(crate) struct ConnList {
+    n: u16,
+    inline: [Conn; ConnList::INLINE],
+    more: Vec<Conn>,
+}
+
+impl Default for ConnList {
+    fn default() -> Self {
+        let none = Conn {
+            input: PortIdx::NONE,
+            output: PortIdx::NONE,
+            in_vl: Vl(0),
+            out_vl: Vl(0),
+        };
+        ConnList {
+            n: 0,
+            inline: [none; ConnList::INLINE],
+            more: Vec::new(),
+        }
+    }
+}
+
+impl ConnList {
+    const INLINE: usize = 4;
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    #[inline(always)]
+    pub fn push(&mut self, c: Conn) {
+        let n = self.n as usize;
+        if n < Self::INLINE {
+            self.inline[n] = c;
+        } else {
+            self.more.push(c);
+        }
+        self.n += 1;
+    }
+    /// Removes connection `i`; the last one takes its place.
+    #[inline(always)]
+    pub fn swap_remove(&mut self, i: usize) {
+        let n = self.n as usize;
+        let last = if n > Self::INLINE {
+            self.more
+                .pop()
+                .expect("connections beyond the in-line ones")
+        } else {
+            self.inline[n - 1]
+        };
+        if i + 1 < n {
+            self[i] = last;
+        }
+        self.n -= 1;
+    }
+}
+
+impl std::ops::Index<usize> for ConnList {
+    type Output = Conn;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Conn {
+        debug_assert!(i < self.n as usize);
+        if i < Self::INLINE {
+            &self.inline[i]
+        } else {
+            &self.more[i - Self::INLINE]
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for ConnList {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut Conn {
+        if i < Self::INLINE {
+            &mut self.inline[i]
+        } else {
+            &mut self.more[i - Self::INLINE]
+        }
+    }
+}
+
+/// The state of one simulated switch (a crossbar with its ports). What every cycle reads
+/// (`wake_at`, `dirty`, the connection count and the first connections) shares the first
+/// cache line.
+#[repr(C, align(64))]
 pub(crate) struct SwitchState {
+    /// The next cycle a head becomes ready.
+    pub wake_at: Cycle,
     /// Global index of its port 0.
     pub base: u32,
-    pub nports: u16,
-    /// Crossbar connections an input port may hold at once.
-    pub max_conns: u8,
-    /// Flits per cycle a crossbar connection moves into an output buffer.
-    pub speedup: u16,
-    pub conns: Vec<Conn>,
     /// Flits in this switch's output buffers.
     pub obuffered: u32,
+    pub nports: u16,
+    /// Flits per cycle a crossbar connection moves into an output buffer.
+    pub speedup: u16,
+    /// Crossbar connections an input port may hold at once.
+    pub max_conns: u8,
     /// Something changed: allocation must run.
     pub dirty: bool,
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     pub credit_blocked: bool,
-    /// The next cycle a head becomes ready.
-    pub wake_at: Cycle,
+    pub conns: ConnList,
 }
 
 impl Network {
