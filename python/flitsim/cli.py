@@ -98,6 +98,10 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
 def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     """Run the macro-benchmark scenarios and print simulation speed.
 
+    Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
+    (wall nanoseconds per flit-hop), and the build time (topology, routing, table checks and
+    the simulated network), which the rates leave out.
+
     The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
     fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
     directory.
@@ -109,8 +113,17 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     if missing:
         fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
 
-    header = ("scenario", "load", "sim cycles", "wall s", "cycles/s", "Mflit-hops/s")
-    widths = (24, 5, 11, 8, 11, 12)
+    header = (
+        "scenario",
+        "load",
+        "sim cycles",
+        "wall s",
+        "cycles/s",
+        "Mflit-hops/s",
+        "ns/flit-hop",
+        "build s",
+    )
+    widths = (24, 5, 11, 8, 11, 12, 11, 8)
     click.echo(_row(header, widths))
     for name, filename, load in BENCH_SCENARIOS:
         sets = [f"traffic.load={load}", *BENCH_SETS]
@@ -125,8 +138,15 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
             _fmt(perf.get("wall_seconds"), 3),
             _fmt(perf.get("cycles_per_second"), 0),
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
+            _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
+            _fmt(perf.get("build_seconds"), 3),
         )
         click.echo(_row(cells, widths))
+
+
+def _ns_per(rate: Optional[float]) -> Optional[float]:
+    """Nanoseconds per unit of a per-second rate (None if there is no rate)."""
+    return 1e9 / rate if rate else None
 
 
 @main.command()

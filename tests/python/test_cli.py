@@ -131,6 +131,11 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
         assert cells[0] == name
         # --quick: warmup 1000 + measure 2000 simulated cycles at least.
         assert int(cells[2]) >= 3000
+        # ns per flit-hop is the inverse of the flit-hop rate (up to the printed rounding).
+        assert "ns/flit-hop" in lines[0]
+        rate, ns = float(cells[5]), float(cells[6])
+        assert abs(rate * ns / 1e3 - 1) <= 0.006 / rate + 0.06 / ns
+        assert float(cells[7]) >= 0
 
 
 def test_bench_without_scenario_files(runner, tmp_path: Path):
