@@ -123,7 +123,9 @@ struct PktRing {
     /// Packets in `first` and `second`, or [`SPILLED`].
     len: u8,
     second: BufPkt,
-    /// Every packet while `len` is [`SPILLED`] (kept allocated once used).
+    /// Every packet while `len` is [`SPILLED`] (kept allocated once used). Boxed so that
+    /// it takes 8 bytes of the queue, not a deque's 32.
+    #[allow(clippy::box_collection)]
     spill: Option<Box<VecDeque<BufPkt>>>,
 }
 
@@ -230,10 +232,13 @@ impl PktRing {
     #[cold]
     #[inline(never)]
     fn pop_spilled(&mut self) {
+        self.deque_mut().pop_front();
+        self.unspill();
+    }
+    /// Moves the packets back in line once two or fewer are left.
+    fn unspill(&mut self) {
         let d = self.deque_mut();
-        d.pop_front();
         if d.len() <= 2 {
-            // Back in line.
             let n = d.len() as u8;
             let (f, s) = (d.pop_front(), d.pop_front());
             self.first = f.unwrap_or_default();
@@ -246,15 +251,7 @@ impl PktRing {
         match (self.len, i) {
             (SPILLED, _) => {
                 self.deque_mut().remove(i);
-                if self.deque().len() <= 2 {
-                    // Back in line: pop nothing more, just move.
-                    let d = self.deque_mut();
-                    let n = d.len() as u8;
-                    let (f, s) = (d.pop_front(), d.pop_front());
-                    self.first = f.unwrap_or_default();
-                    self.second = s.unwrap_or_default();
-                    self.len = n;
-                }
+                self.unspill();
             }
             (_, 0) => self.pop_front(),
             (2, 1) => self.len = 1,
