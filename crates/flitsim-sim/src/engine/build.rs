@@ -598,6 +598,7 @@ impl Network {
                 .run
                 .check_invariants
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
+            prefetch_queues: false,
             shuffle: None,
             dl: dl.map(Box::new),
             prio_inputs,
@@ -611,6 +612,8 @@ impl Network {
             net.counters.occ_switches = net.switches.len();
             net.counters.occ_every = (bin / 8).max(1);
         }
+        net.prefetch_queues =
+            net.inputs.len() * std::mem::size_of::<VlQueue>() > super::PREFETCH_ABOVE;
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
     }

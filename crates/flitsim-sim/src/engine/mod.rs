@@ -228,6 +228,32 @@ pub struct Network {
     fifo_arbiter: bool,
     /// `switch.crossbar = "per_vl"`: one crossbar input and output per port and VL.
     per_vl_crossbar: bool,
+    /// The input queues outgrow the cache: [`Network::switch_cycle`] prefetches.
+    prefetch_queues: bool,
+}
+
+/// [`Network::switch_cycle`] asks for the input queues of the connections of the switch
+/// this many places ahead, at most this many connections, when the input queues take more
+/// than `PREFETCH_ABOVE` bytes. Measured on the 2-core machine of `docs/performance.md`:
+/// +8 % flit-hops/s on a 64×64 torus (10 MiB of queues), −5 % on 16×16 and 32×32 (0.7 and
+/// 2.6 MiB), where the queues stay in cache and the requests only cost instructions.
+const PREFETCH_AHEAD: usize = 2;
+const PREFETCH_CONNS: usize = 4;
+const PREFETCH_ABOVE: usize = 8 << 20;
+
+/// Asks the processor to bring `r`'s cache line in (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads no memory architecturally and cannot fault; `r` is a valid
+    // reference anyway.
+    #[allow(unused_unsafe)]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.
@@ -502,6 +528,15 @@ impl Network {
 
     #[inline(always)]
     fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
+        // On large fabrics, ask for the input queues the switch after next will read:
+        // their lines arrive while this switch works.
+        if !self.prefetch_queues {
+        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
+            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
+                let c = next.conns[k];
+                prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
+            }
+        }
         let sw = &self.switches[s];
         if sw.dirty || sw.wake_at <= t {
             self.allocate(s, t);
