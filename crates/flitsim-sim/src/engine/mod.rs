@@ -621,6 +621,7 @@ impl Network {
                 out_port,
                 out_vl,
                 busy: false,
+                class: p.class,
                 arrived: t,
                 ready: NEVER,
                 dl,

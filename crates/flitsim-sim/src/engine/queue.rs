@@ -18,7 +18,7 @@
 //! A head that has started to move (a crossbar connection or the link holds it) stays the head
 //! until its tail has left, whatever arrives meanwhile; for the enqueueing rule such a packet
 //! has already left (it is being transmitted).
-use crate::ids::{Cycle, PacketId, Vl};
+use crate::ids::{Cycle, PacketId, Sl, Vl};
 use flitsim_topology::PortNum;
 use std::collections::VecDeque;
 
@@ -37,6 +37,8 @@ pub(crate) struct BufPkt {
     pub out_vl: Vl,
     /// Holds a crossbar connection (or, in an output buffer, the link).
     pub busy: bool,
+    /// The packet's class (a copy, so that arbitration need not read the packet).
+    pub class: Sl,
     /// Cycle its head arrived.
     pub arrived: Cycle,
     /// First cycle it may request the crossbar (`NEVER` while it is not the head).
@@ -129,6 +131,11 @@ struct PktRing {
     spill: Option<Box<VecDeque<BufPkt>>>,
 }
 
+// The layout the hot loop counts on: a buffered packet in 40 bytes, a queue in two lines
+// whose first holds the discipline, the flit count and the front packet.
+const _: () = assert!(std::mem::size_of::<BufPkt>() == 40);
+const _: () = assert!(std::mem::size_of::<VlQueue>() == 128);
+
 /// [`PktRing::len`] when the packets are in the spill deque.
 const SPILLED: u8 = u8::MAX;
 
@@ -201,21 +208,21 @@ impl PktRing {
         match self.len {
             0 => self.first = b,
             1 => self.second = b,
-            _ => return self.push_spilled(b),
+            SPILLED => return self.deque_mut().push_back(b),
+            _ => return self.spill_out(b),
         }
         self.len += 1;
     }
+    /// A third packet: every packet moves to the deque.
     #[cold]
     #[inline(never)]
-    fn push_spilled(&mut self, b: BufPkt) {
-        if !self.spilled() {
-            let (f, s) = (self.first, self.second);
-            let d = self.spill.get_or_insert_with(Default::default);
-            d.push_back(f);
-            d.push_back(s);
-            self.len = SPILLED;
-        }
-        self.deque_mut().push_back(b);
+    fn spill_out(&mut self, b: BufPkt) {
+        let (f, s) = (self.first, self.second);
+        let d = self.spill.get_or_insert_with(Default::default);
+        d.push_back(f);
+        d.push_back(s);
+        d.push_back(b);
+        self.len = SPILLED;
     }
     #[inline(always)]
     fn pop_front(&mut self) {
@@ -466,6 +473,7 @@ mod tests {
             out_port: 0,
             out_vl: Vl(0),
             busy: false,
+            class: Sl(0),
             arrived: 0,
             ready: 0,
             dl,

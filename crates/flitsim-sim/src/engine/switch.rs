@@ -198,7 +198,7 @@ impl Network {
                         in_vl: Vl(v as u8),
                         output: h.out_port,
                         out_vl: h.out_vl,
-                        sl: self.packets[h.pkt].class,
+                        sl: h.class,
                         key: if fifo { h.ready as i64 } else { h.dl },
                     };
                     if per_vl {
@@ -470,7 +470,7 @@ impl Network {
             if self.can_start(go, v, h.remaining()) {
                 cands.push(Candidate {
                     vl: v.0,
-                    sl: self.packets[h.pkt].class.0,
+                    sl: h.class.0,
                 });
             }
         }
