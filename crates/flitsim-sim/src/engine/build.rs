@@ -555,6 +555,7 @@ impl Network {
             display_names,
             organisation,
             routes,
+            sl2vl: super::route::Sl2VlTables::new(&fabric),
             fabric,
             wheel,
             credits,

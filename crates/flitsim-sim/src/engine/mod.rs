@@ -150,6 +150,8 @@ pub struct Network {
     organisation: Organisation,
     routes: RouteSource,
     fabric: FabricConfig,
+    /// The switches' SL→VL tables, deduplicated for the hot loop.
+    sl2vl: route::Sl2VlTables,
     wheel: TimeWheel,
     // Output side of every port.
     /// The sender's view of the receiver's input buffer.
@@ -597,7 +599,7 @@ impl Network {
             let sw = &mut self.switches[s as usize];
             let (out_port, out_vl) =
                 self.organisation
-                    .route(&self.routes, &self.fabric, s, in_port, p, ev.vl);
+                    .route(&self.routes, &self.sl2vl, s, in_port, p, ev.vl);
             if let Some(rt) = &mut self.counters.route_trace {
                 rt.push(RouteHop {
                     src: p.src,

@@ -30,10 +30,9 @@
 //! SBT, DTable, VLArb) runs at the external output ports; the MPort and central crossbars
 //! arbitrate round robin, as in the paper.
 use super::packet::Packet;
-use super::route::RouteSource;
+use super::route::{RouteSource, Sl2VlTables};
 use crate::config::{LinkChoice, OpaConfig};
 use crate::ids::Vl;
-use flitsim_manager::FabricConfig;
 use flitsim_topology::{
     Endpoint, Link, NodeId, PortNum, PortRef, Shape, Switch, SwitchId, Topology,
 };
@@ -240,7 +239,7 @@ impl OpaLayout {
     pub fn route(
         &self,
         routes: &RouteSource,
-        fabric: &FabricConfig,
+        sl2vl: &Sl2VlTables,
         s: u32,
         in_port: u16,
         pkt: &Packet,
@@ -252,7 +251,7 @@ impl OpaLayout {
             NodeKind::MPort(m) if in_port < ppm => {
                 let a = m * ppm + in_port;
                 let o = routes.out_port(SwitchId(fs), pkt);
-                let vl = fabric.vl(SwitchId(fs), a, o, pkt.wire_sl);
+                let vl = sl2vl.vl(SwitchId(fs), a, o, pkt.wire_sl);
                 if o / ppm == m {
                     (o % ppm, vl)
                 } else {

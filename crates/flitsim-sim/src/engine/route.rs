@@ -7,7 +7,7 @@
 //! carried in the packet (Myrinet source routing); the organisations need not know which.
 use super::opa::OpaLayout;
 use super::packet::Packet;
-use crate::ids::Vl;
+use crate::ids::{Sl, Vl};
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{NodeId, PortNum, SwitchId, Topology};
 use std::collections::HashMap;
@@ -181,6 +181,50 @@ impl RouteSource {
     }
 }
 
+/// The SL→VL tables of the fabric's switches as the engine reads them: identical tables
+/// stored once (a regular fabric has a handful of distinct tables, not one per switch), so
+/// that the lookup each head makes at each switch stays in cache.
+pub(crate) struct Sl2VlTables {
+    /// Per fabric switch: where its table starts in `data`, and its port count (the row
+    /// stride).
+    at: Vec<(usize, PortNum)>,
+    data: Vec<u8>,
+    wire_sls: usize,
+}
+
+impl Sl2VlTables {
+    pub fn new(fabric: &FabricConfig) -> Self {
+        let mut data = Vec::new();
+        let mut seen: HashMap<&[u8], usize> = HashMap::new();
+        let at = fabric
+            .sl2vl
+            .iter()
+            .zip(&fabric.ports)
+            .map(|(table, &ports)| {
+                let start = *seen.entry(table.as_slice()).or_insert_with(|| {
+                    data.extend_from_slice(table);
+                    data.len() - table.len()
+                });
+                (start, ports)
+            })
+            .collect();
+        Sl2VlTables {
+            at,
+            data,
+            wire_sls: fabric.wire_sls(),
+        }
+    }
+
+    /// The VL of wire SL `sl` from `in_port` to `out_port` of fabric switch `s` (as
+    /// [`FabricConfig::vl`]).
+    #[inline(always)]
+    pub fn vl(&self, s: SwitchId, in_port: PortNum, out_port: PortNum, sl: Sl) -> Vl {
+        let (start, ports) = self.at[s.0 as usize];
+        let i = (in_port as usize * ports as usize + out_port as usize) * self.wire_sls + sl.idx();
+        Vl(self.data[start + i])
+    }
+}
+
 /// How every switch is built inside; chosen once, when the network is built.
 pub(crate) enum Organisation {
     /// Input-queued crossbar: the crossbar connects input buffers directly to the links.
@@ -208,7 +252,7 @@ impl Organisation {
     pub fn route(
         &self,
         routes: &RouteSource,
-        fabric: &FabricConfig,
+        sl2vl: &Sl2VlTables,
         s: u32,
         in_port: PortNum,
         pkt: &Packet,
@@ -217,10 +261,51 @@ impl Organisation {
         match self {
             Organisation::InputQueued | Organisation::InputOutputQueued => {
                 let out = routes.out_port(SwitchId(s), pkt);
-                let vl = fabric.vl(SwitchId(s), in_port, out, pkt.wire_sl);
+                let vl = sl2vl.vl(SwitchId(s), in_port, out, pkt.wire_sl);
                 (out, vl)
             }
-            Organisation::OmniPath(l) => l.route(routes, fabric, s, in_port, pkt, in_vl),
+            Organisation::OmniPath(l) => l.route(routes, sl2vl, s, in_port, pkt, in_vl),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flitsim_manager::routing::{route, RoutingRequest};
+    use flitsim_topology::generators;
+
+    /// The deduplicated tables give the fabric's VL for every switch, port pair and SL (DOR
+    /// on a torus: dateline tables differ between switches), and store fewer tables than
+    /// switches.
+    #[test]
+    fn deduplicated_sl2vl_equals_the_fabric() {
+        let topo = generators::torus(&[5, 4], 2, 1, 1).unwrap();
+        for (engine, vls, classes) in [("dor", 4, 2), ("minhop", 2, 2), ("updn", 1, 1)] {
+            let fabric = route(&topo, engine, &RoutingRequest { vls, classes }).unwrap();
+            let t = Sl2VlTables::new(&fabric);
+            let per_table: usize = fabric.sl2vl.iter().map(Vec::len).max().unwrap();
+            assert!(
+                t.data.len() < fabric.sl2vl.len() * per_table,
+                "{engine}: {} bytes for {} switches",
+                t.data.len(),
+                fabric.sl2vl.len()
+            );
+            for s in 0..fabric.sl2vl.len() {
+                let ports = fabric.ports[s];
+                for i in 0..ports {
+                    for o in 0..ports {
+                        for sl in 0..fabric.wire_sls() {
+                            let s = SwitchId(s as u32);
+                            assert_eq!(
+                                t.vl(s, i, o, Sl(sl as u8)),
+                                fabric.vl(s, i, o, Sl(sl as u8)),
+                                "{engine}: switch {s:?} {i}→{o} SL {sl}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 }
