@@ -99,8 +99,9 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     """Run the macro-benchmark scenarios and print simulation speed.
 
     Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
-    (wall nanoseconds per flit-hop), and the build time (topology, routing, table checks and
-    the simulated network), which the rates leave out.
+    (wall nanoseconds per flit-hop), CPU nanoseconds per flit-hop (the run loop's thread CPU
+    time, where the platform has the clock), and the build time (topology, routing, table
+    checks and the simulated network), which the rates leave out.
 
     The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
     fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
@@ -121,9 +122,10 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
         "cycles/s",
         "Mflit-hops/s",
         "ns/flit-hop",
+        "cpu ns/fh",
         "build s",
     )
-    widths = (24, 5, 11, 8, 11, 12, 11, 8)
+    widths = (24, 5, 11, 8, 11, 12, 11, 9, 8)
     click.echo(_row(header, widths))
     for name, filename, load in BENCH_SCENARIOS:
         sets = [f"traffic.load={load}", *BENCH_SETS]
@@ -139,9 +141,16 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
             _fmt(perf.get("cycles_per_second"), 0),
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
+            _fmt(_cpu_ns_per_flit_hop(perf), 1),
             _fmt(perf.get("build_seconds"), 3),
         )
         click.echo(_row(cells, widths))
+
+
+def _cpu_ns_per_flit_hop(perf: Dict[str, Any]) -> Optional[float]:
+    """CPU nanoseconds of the run loop per flit-hop (None without a CPU clock or flit-hops)."""
+    cpu, hops = perf.get("cpu_seconds"), perf.get("flit_hops")
+    return 1e9 * cpu / hops if cpu is not None and hops else None
 
 
 def _ns_per(rate: Optional[float]) -> Optional[float]:

@@ -372,6 +372,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("timeseries", "switches"),
     ("performance", "build_seconds"),
     ("performance", "routing_seconds"),
+    ("performance", "cpu_seconds"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
     ("performance", "flit_hops_per_second"),

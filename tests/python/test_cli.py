@@ -135,7 +135,11 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
         assert "ns/flit-hop" in lines[0]
         rate, ns = float(cells[5]), float(cells[6])
         assert abs(rate * ns / 1e3 - 1) <= 0.006 / rate + 0.06 / ns
-        assert float(cells[7]) >= 0
+        # CPU time per flit-hop: the loop's thread CPU time, at most its wall time (plus the
+        # clocks' resolution).
+        assert "cpu ns/fh" in lines[0]
+        assert 0 < float(cells[7]) <= ns * 1.05 + 1
+        assert float(cells[8]) >= 0
 
 
 def test_bench_without_scenario_files(runner, tmp_path: Path):

@@ -25,11 +25,28 @@ fn without_performance(r: &RunResult) -> String {
         wall_seconds: 0.0,
         build_seconds: 0.0,
         routing_seconds: 0.0,
+        cpu_seconds: None,
         cycles_per_second: 0.0,
         flit_hops: r.performance.flit_hops,
         flit_hops_per_second: 0.0,
     };
     serde_json::to_string(&r).unwrap()
+}
+
+/// `performance.cpu_seconds` is the run loop's thread CPU time: present on Unix, positive for
+/// a run that does work, and not above the loop's wall time (the thread cannot use more than
+/// one core).
+#[test]
+fn cpu_seconds_is_the_loop_thread_cpu_time() {
+    let r = run(TORUS, &["traffic.load=0.3", "run.measure=20000"]);
+    let p = &r.performance;
+    if cfg!(unix) {
+        let cpu = p.cpu_seconds.expect("a thread CPU clock on Unix");
+        assert!(cpu > 0.0, "{p:?}");
+        assert!(cpu <= p.wall_seconds * 1.01 + 1e-3, "{p:?}");
+    } else {
+        assert_eq!(p.cpu_seconds, None);
+    }
 }
 
 #[test]

@@ -599,6 +599,7 @@ impl Network {
                 .run
                 .check_invariants
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
+            cpu_seconds: None,
             prefetch_queues: false,
             shuffle: None,
             dl: dl.map(Box::new),

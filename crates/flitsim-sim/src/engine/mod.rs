@@ -232,6 +232,8 @@ pub struct Network {
     per_vl_crossbar: bool,
     /// The input queues outgrow the cache: [`Network::switch_cycle`] prefetches.
     prefetch_queues: bool,
+    /// CPU seconds of the last run loop (`performance.cpu_seconds`).
+    cpu_seconds: Option<f64>,
 }
 
 /// [`Network::switch_cycle`] asks for the input queues of the connections of the switch
@@ -242,6 +244,24 @@ pub struct Network {
 const PREFETCH_AHEAD: usize = 2;
 const PREFETCH_CONNS: usize = 4;
 const PREFETCH_ABOVE: usize = 8 << 20;
+
+/// CPU seconds the calling thread has used (the thread CPU clock), where the platform has one.
+fn thread_cpu_seconds() -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
 
 /// Asks the processor to bring `r`'s cache line in (a hint: no effect on results).
 #[inline(always)]
@@ -407,6 +427,7 @@ impl Network {
     /// mid-run and should be dropped.
     pub fn run(&mut self) -> Result<RunResult, SimError> {
         let started = std::time::Instant::now();
+        let cpu_started = thread_cpu_seconds();
         let w = self.cfg.run.warmup;
         let m = self.cfg.run.measure;
         let window = (w, w + m);
@@ -500,6 +521,9 @@ impl Network {
             }
         }
         let wall = started.elapsed().as_secs_f64();
+        self.cpu_seconds = cpu_started
+            .zip(thread_cpu_seconds())
+            .map(|(a, b)| (b - a).max(0.0));
         Ok(self.results(t, wall, deadlock))
     }
 
@@ -792,6 +816,7 @@ impl Network {
             ports,
         });
         result.trace = trace;
+        result.performance.cpu_seconds = self.cpu_seconds;
         if let Some(ts) = result.timeseries.as_mut() {
             if self.counters.port_ts_ports != 0 {
                 let bins = ts.classes.first().map_or(0, |c| c.flits.len());

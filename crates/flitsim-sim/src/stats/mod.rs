@@ -446,6 +446,10 @@ pub struct Performance {
     /// directly, without an experiment).
     #[serde(default)]
     pub routing_seconds: f64,
+    /// CPU seconds of the simulation loop (the running thread's CPU clock; `null` where the
+    /// platform has none). Below `wall_seconds` when the thread waited for a core.
+    #[serde(default)]
+    pub cpu_seconds: Option<f64>,
     /// Simulated cycles per wall second.
     pub cycles_per_second: f64,
     /// Flit traversals of switch-to-switch links.
