@@ -33,6 +33,15 @@ BENCH_SCENARIOS: Tuple[Tuple[str, str, float], ...] = (
     ("torus-8x8-uniform", "torus-8x8-uniform.toml", 0.5),
     ("fattree-4ary3-uniform", "fattree-4ary3-uniform.toml", 0.5),
 )
+# `flitsim bench --scale`: the 16×16 torus scenario grown to 32×32 and 64×64 with the load
+# scaled so that every switch carries the same traffic (the mean distance grows with the
+# side): (name, topology.sides, load, warmup, measure). Issue 19's measure of how the cost
+# per flit-hop grows with the fabric (docs/performance.md, "Scale").
+BENCH_SCALE: Tuple[Tuple[str, str, float, int, int], ...] = (
+    ("torus 16x16", "[16,16]", 0.2, 5000, 50000),
+    ("torus 32x32", "[32,32]", 0.1, 2000, 10000),
+    ("torus 64x64", "[64,64]", 0.05, 1000, 5000),
+)
 # The same run lengths as the Rust benchmark (crates/flitsim-app/examples/bench.rs).
 BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false")
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
@@ -89,14 +98,24 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
 @main.command()
 @click.option("--quick", is_flag=True, help="Shorter runs (warmup 1000, measure 2000 cycles).")
 @click.option(
+    "--scale",
+    is_flag=True,
+    help="Instead: the 16x16 torus grown to 32x32 and 64x64 at equal traffic per switch, "
+    "with each one's cost per flit-hop relative to the 16x16.",
+)
+@click.option(
     "--examples-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Directory holding the scenario files (default: the copies installed with flitsim, "
     "the same as the repository's examples/).",
 )
-def bench(quick: bool, examples_dir: Optional[Path]) -> None:
+def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
     """Run the macro-benchmark scenarios and print simulation speed.
+
+    With --scale: the 16x16 torus grown to 32x32 and 64x64 at equal traffic per switch, and
+    each one's cost per flit-hop (CPU time where available) relative to the 16x16 — how the
+    cost grows with the fabric.
 
     Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
     (wall nanoseconds per flit-hop), CPU nanoseconds per flit-hop (the run loop's thread CPU
@@ -110,6 +129,9 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
     directory = examples_dir if examples_dir is not None else bench_scenarios_dir()
     if not directory.is_dir():
         fail(f"benchmark scenario directory not found: {directory}")
+    if scale:
+        _bench_scale(directory, quick)
+        return
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
         fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing)}")
@@ -143,6 +165,41 @@ def bench(quick: bool, examples_dir: Optional[Path]) -> None:
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
             _fmt(_cpu_ns_per_flit_hop(perf), 1),
             _fmt(perf.get("build_seconds"), 3),
+        )
+        click.echo(_row(cells, widths))
+
+
+def _bench_scale(directory: Path, quick: bool) -> None:
+    """`flitsim bench --scale`: cost per flit-hop by fabric size (see BENCH_SCALE)."""
+    base = directory / BENCH_SCENARIOS[0][1]
+    if not base.is_file():
+        fail(f"benchmark scenario file not found in {directory}: {base.name}")
+    header = ("fabric", "load", "sim cycles", "Mflit-hops/s", "ns/flit-hop", "cpu ns/fh", "x 16x16")
+    widths = (12, 5, 11, 12, 11, 9, 8)
+    click.echo(_row(header, widths))
+    first: Optional[float] = None
+    for name, sides, load, warmup, measure in BENCH_SCALE:
+        sets = [
+            f"topology.sides={sides}",
+            f"traffic.load={load}",
+            f"run.warmup={1000 if quick else warmup}",
+            f"run.measure={2000 if quick else measure}",
+            "run.per_port_stats=false",
+        ]
+        r = json.loads(_run(base, sets, None))
+        perf = r.get("performance") or {}
+        cpu = _cpu_ns_per_flit_hop(perf)
+        cost = cpu if cpu is not None else _ns_per(perf.get("flit_hops_per_second"))
+        if first is None:
+            first = cost
+        cells = (
+            name,
+            f"{load:g}",
+            _fmt((r.get("cycles") or {}).get("total"), 0),
+            _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
+            _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
+            _fmt(cpu, 1),
+            _fmt(cost / first if cost and first else None, 2),
         )
         click.echo(_row(cells, widths))
 

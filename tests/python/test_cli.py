@@ -142,6 +142,26 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
         assert float(cells[8]) >= 0
 
 
+def test_bench_scale_prints_the_cost_relative_to_the_smallest(runner, tmp_path: Path):
+    from flitsim.cli import BENCH_SCALE
+
+    # A tiny stand-in for the 16x16 scenario (the sides are set per row).
+    (tmp_path / BENCH_SCENARIOS[0][1]).write_text(TINY_CONFIG, encoding="utf-8")
+    result = invoke(runner, "bench", "--scale", "--quick", "--examples-dir", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1 + len(BENCH_SCALE)
+    assert "x 16x16" in lines[0]
+    rows = [line.split() for line in lines[1:]]
+    # The first fabric is the reference; every relative cost is the ratio of CPU ns.
+    assert rows[0][-1] == "1.00"
+    ref = float(rows[0][-2])
+    for row in rows:
+        assert abs(float(row[-1]) - float(row[-2]) / ref) <= 0.01 + 0.06 / ref
+    # --quick: warmup 1000 + measure 2000 simulated cycles at least.
+    assert int(rows[1][3]) >= 3000
+
+
 def test_bench_without_scenario_files(runner, tmp_path: Path):
     result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
     assert_user_error(result, "error: ", BENCH_SCENARIOS[0][1])
