@@ -26,6 +26,7 @@ fn without_performance(r: &RunResult) -> String {
         build_seconds: 0.0,
         routing_seconds: 0.0,
         cpu_seconds: None,
+        threads: 1,
         cycles_per_second: 0.0,
         flit_hops: r.performance.flit_hops,
         flit_hops_per_second: 0.0,

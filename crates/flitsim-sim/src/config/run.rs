@@ -52,6 +52,14 @@ pub struct RunConfig {
     /// from the resolved config when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub port_timeseries: bool,
+    /// Threads that simulate the run: the switches are split into this many contiguous
+    /// lanes, each simulated on its own thread and synchronised every cycle (at least 1).
+    /// Default: every core (at most [`thread_cap`](crate::engine::thread_cap)) for fabrics of
+    /// 1024 simulated switches or more, 1 below. Results are byte-identical for any value,
+    /// so it is left out of the resolved config and its hash; `performance.threads` says how
+    /// many ran. Deadline-based QoS runs on one thread.
+    #[serde(default, skip_serializing)]
+    pub threads: Option<u32>,
 }
 
 /// A memory size: bytes, or a number with a unit.
@@ -131,6 +139,7 @@ impl Default for RunConfig {
             check_invariants: None,
             max_memory: None,
             timeseries_bin: None,
+            threads: None,
             port_timeseries: false,
         }
     }

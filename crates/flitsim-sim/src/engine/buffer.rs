@@ -178,6 +178,122 @@ impl VlAccount {
     }
 }
 
+impl VlAccount {
+    /// Views of the ports `cuts[k]..cuts[k + 1]` for each `k`, one per lane of a switch phase
+    /// (the cuts increase; the ports outside them are left out).
+    pub fn split(&mut self, cuts: &[usize]) -> Vec<AccountView<'_>> {
+        let vls = self.vls;
+        let (mut used, mut over) = (&mut self.used[..], &mut self.over[..]);
+        let mut views = Vec::with_capacity(cuts.len().saturating_sub(1));
+        let mut at = cuts.first().copied().unwrap_or(0);
+        // An account without ports (no output buffers) gives empty views.
+        if over.is_empty() {
+            return cuts
+                .windows(2)
+                .map(|w| AccountView {
+                    vls,
+                    base: w[0],
+                    used: &mut [],
+                    over: &mut [],
+                    org: &[],
+                    orgs: &self.orgs,
+                })
+                .collect();
+        }
+        used = &mut std::mem::take(&mut used)[at * vls..];
+        over = &mut std::mem::take(&mut over)[at..];
+        for w in cuts.windows(2) {
+            let n = w[1] - w[0];
+            let (u, rest_u) = std::mem::take(&mut used).split_at_mut(n * vls);
+            let (o, rest_o) = std::mem::take(&mut over).split_at_mut(n);
+            (used, over) = (rest_u, rest_o);
+            views.push(AccountView {
+                vls,
+                base: at,
+                used: u,
+                over: o,
+                org: &self.org[w[0]..w[1]],
+                orgs: &self.orgs,
+            });
+            at = w[1];
+        }
+        views
+    }
+}
+
+/// A [`VlAccount`] restricted to a range of ports, indexed by the global port numbers (see
+/// [`VlAccount::split`]).
+pub(crate) struct AccountView<'a> {
+    vls: usize,
+    /// The first port of the view.
+    base: usize,
+    used: &'a mut [u32],
+    over: &'a mut [u32],
+    org: &'a [u8],
+    orgs: &'a [BufferOrg],
+}
+
+impl AccountView<'_> {
+    #[inline(always)]
+    fn org(&self, g: usize) -> Option<&BufferOrg> {
+        self.orgs.get(self.org[g - self.base] as usize)
+    }
+
+    /// As [`VlAccount::fits`].
+    #[inline(always)]
+    pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
+        let l = g - self.base;
+        match self.org(g) {
+            None => true,
+            Some(o) => o.fits(
+                vl.idx(),
+                self.used[l * self.vls + vl.idx()],
+                self.over[l],
+                n,
+            ),
+        }
+    }
+
+    /// As [`VlAccount::room`].
+    #[inline(always)]
+    pub fn room(&self, g: usize, vl: Vl, want: u32) -> u32 {
+        let l = g - self.base;
+        match self.org(g) {
+            None => want,
+            Some(o) => o
+                .room(vl.idx(), self.used[l * self.vls + vl.idx()], self.over[l])
+                .min(want),
+        }
+    }
+
+    /// As [`VlAccount::reserve`].
+    #[inline(always)]
+    pub fn reserve(&mut self, g: usize, vl: Vl, n: u32) {
+        let l = g - self.base;
+        let Some(o) = self.orgs.get(self.org[l] as usize) else {
+            return;
+        };
+        let i = l * self.vls + vl.idx();
+        let u = self.used[i];
+        self.over[l] += o.grow(vl.idx(), u, n);
+        self.used[i] = u + n;
+    }
+
+    /// As [`VlAccount::release`].
+    #[inline(always)]
+    pub fn release(&mut self, g: usize, vl: Vl, n: u32) {
+        let l = g - self.base;
+        let Some(o) = self.orgs.get(self.org[l] as usize) else {
+            return;
+        };
+        let i = l * self.vls + vl.idx();
+        let u = self.used[i];
+        debug_assert!(u >= n, "release exceeds the flits counted");
+        self.over[l] -= o.grow(vl.idx(), u - n, n);
+        self.used[i] = u - n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

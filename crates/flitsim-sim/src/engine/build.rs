@@ -569,8 +569,9 @@ impl Network {
             waiting: vec![0; g_total],
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             obuf,
+            lanes: Vec::new(),
+            pool: None,
             switches,
-            alloc: Default::default(),
             nics,
             nic_receive,
             flow_local,
@@ -616,6 +617,14 @@ impl Network {
         }
         net.prefetch_queues =
             net.inputs.len() * std::mem::size_of::<VlQueue>() > super::PREFETCH_ABOVE;
+        // Deadline-based QoS keeps one lane (its clocks and counters are not split).
+        let threads = match (cfg.run.threads, net.dl.is_some()) {
+            (Some(0), _) => return Err(err("run.threads: must be at least 1".into())),
+            (_, true) => 1,
+            (Some(n), false) => n as usize,
+            (None, false) => super::lane::default_threads(net.switches.len()),
+        };
+        net.set_lanes(threads).map_err(err)?;
         net.build_seconds = started.elapsed().as_secs_f64();
         Ok(net)
     }

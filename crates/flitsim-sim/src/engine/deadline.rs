@@ -16,11 +16,13 @@
 //! unregulated). Whenever the NIC buffer queue of a VL is empty, the ready packet with the
 //! smallest deadline for that VC is cut into it; the NIC's scheduler (strict priority) then
 //! sends the regulated VC first.
+use super::lane::Lane;
 use super::nic::Msg;
 use super::Network;
 use crate::config::{DeadlineStamp, SimParams};
 use crate::ids::{Cycle, PacketId};
 use crate::stats::{DeadlineResult, DiscardCount};
+use flitsim_topology::PortNum;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -250,30 +252,42 @@ impl HostEdf {
     }
 }
 
-impl Network {
-    /// Local clock of the node that owns port `g` at cycle `t`.
-    #[inline]
-    fn local_clock(&self, dl: &DeadlineState, g: usize, t: Cycle) -> i64 {
-        let off = if g >= self.nic_base as usize {
-            dl.nic_off[g - self.nic_base as usize]
-        } else {
-            dl.sw_off[self.port_names[g].0 as usize]
-        };
-        t as i64 + off
-    }
+/// Local clock of the node that owns port `g` at cycle `t`.
+#[inline]
+fn clock_at(
+    dl: &DeadlineState,
+    nic_base: u32,
+    port_names: &[(u32, PortNum)],
+    g: usize,
+    t: Cycle,
+) -> i64 {
+    let off = if g >= nic_base as usize {
+        dl.nic_off[g - nic_base as usize]
+    } else {
+        dl.sw_off[port_names[g].0 as usize]
+    };
+    t as i64 + off
+}
 
-    /// The head of packet `p` leaves port `g` at cycle `t`: its deadline becomes its time to
-    /// deadline.
+/// A packet's head leaves a node whose clock reads `clock`: its deadline becomes its time
+/// to deadline.
+#[inline]
+fn depart(dl: &mut DeadlineState, deadline: &mut i64, clock: i64) {
+    *deadline -= clock;
+    dl.max_ttd = dl.max_ttd.max(*deadline);
+}
+
+impl Lane<'_> {
+    /// The head of packet `p` leaves switch port `g` at cycle `t` (see [`depart`]).
     #[inline(never)]
     pub(crate) fn deadline_depart(&mut self, p: PacketId, g: usize, t: Cycle) {
-        let Some(dl) = self.dl.as_deref() else { return };
-        if !dl.edf {
+        let (nic_base, names) = (self.nic_base, self.port_names);
+        let Some(dl) = self.dl.as_deref_mut().filter(|d| d.edf) else {
             return;
-        }
-        let ttd = self.packets[p].deadline - self.local_clock(dl, g, t);
-        self.packets[p].deadline = ttd;
-        let dl = self.dl.as_deref_mut().unwrap();
-        dl.max_ttd = dl.max_ttd.max(ttd);
+        };
+        let clock = clock_at(dl, nic_base, names, g, t);
+        self.packets
+            .update(p, |pk| depart(dl, &mut pk.deadline, clock));
     }
 
     /// The head of packet `p` arrives at input port `g` at cycle `t`: the deadline is rebuilt
@@ -282,9 +296,11 @@ impl Network {
     pub(crate) fn deadline_arrive(&mut self, p: PacketId, g: usize, t: Cycle) -> i64 {
         match self.dl.as_deref() {
             Some(dl) if dl.edf => {
-                let d = self.packets[p].deadline + self.local_clock(dl, g, t);
-                self.packets[p].deadline = d;
-                d
+                let clock = clock_at(dl, self.nic_base, self.port_names, g, t);
+                self.packets.update(p, |pk| {
+                    pk.deadline += clock;
+                    pk.deadline
+                })
             }
             _ => 0,
         }
@@ -306,6 +322,18 @@ impl Network {
         if queue.earlier_waiting() {
             dl.order_errors[q % vls] += 1;
         }
+    }
+}
+
+impl Network {
+    /// The head of packet `p` leaves NIC port `g` at cycle `t` (see [`depart`]).
+    #[inline(never)]
+    pub(crate) fn deadline_depart(&mut self, p: PacketId, g: usize, t: Cycle) {
+        let Some(dl) = self.dl.as_deref_mut().filter(|d| d.edf) else {
+            return;
+        };
+        let clock = clock_at(dl, self.nic_base, &self.port_names, g, t);
+        depart(dl, &mut self.packets[p].deadline, clock);
     }
 
     /// Stamps message `m` of class `c` at EDF host `e` (local flow: the class, or the flow).

@@ -53,7 +53,22 @@ impl Event {
     }
 }
 
-/// Delay lines of all links, as one time wheel indexed by arrival cycle.
+impl Event {
+    /// `n` credits of VL `vl` for output port `target`.
+    #[inline(always)]
+    pub fn credits(target: PortIdx, n: u32, vl: Vl) -> Event {
+        Event {
+            target,
+            pkt: PacketId(0),
+            n: n as u16,
+            vl,
+            flags: 0,
+        }
+    }
+}
+
+/// Delay lines of links, as a time wheel indexed by arrival cycle (one per lane of the
+/// switch phase, holding the events for its ports, and one for the NICs' ports).
 pub(crate) struct TimeWheel {
     pub slots: Vec<Vec<Event>>,
     pub mask: u64,
@@ -105,9 +120,10 @@ impl TimeWheel {
 }
 
 impl Network {
-    /// Sends the flit batch `ev` (see [`Event::flits`]) over the link of output port `g`, and
+    /// Sends the flit batch `ev` (see [`Event::flits`]) over the link of NIC port `g`, and
     /// counts it (per-VL link use in the window; a flit-hop when the link joins two switches).
-    /// The one place where flits enter a link: NICs, crossbars and output buffers all use it.
+    /// Flits enter links here, from NICs, and in [`super::lane::Lane::transmit`], from
+    /// switches.
     #[inline(always)]
     pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
         if ev.flags & F_HEAD != 0 && self.dl.is_some() {
@@ -115,7 +131,7 @@ impl Network {
         }
         let out = self.ports[g.idx()];
         ev.target = out.peer;
-        self.wheel.push(t + out.latency as u64, ev);
+        self.push_event(t + out.latency as u64, ev);
         if in_window {
             self.counters.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
         }
@@ -127,19 +143,10 @@ impl Network {
         }
     }
 
-    /// Returns `n` credits of VL `vl` from input port `g` to the sender at its other end.
+    /// Returns `n` credits of VL `vl` from NIC input port `g` to the switch at its other end.
     #[inline(always)]
     pub(crate) fn return_credits(&mut self, t: Cycle, g: PortIdx, n: u32, vl: Vl) {
         let inp = self.ports[g.idx()];
-        self.wheel.push(
-            t + inp.latency as u64,
-            Event {
-                target: inp.peer,
-                pkt: PacketId(0),
-                n: n as u16,
-                vl,
-                flags: 0,
-            },
-        );
+        self.push_event(t + inp.latency as u64, Event::credits(inp.peer, n, vl));
     }
 }

@@ -64,6 +64,7 @@ pub mod buffer;
 pub(crate) mod build;
 pub mod deadline;
 pub mod invariants;
+pub mod lane;
 pub mod link;
 pub mod nic;
 pub mod opa;
@@ -73,12 +74,11 @@ pub mod rate;
 pub mod route;
 pub mod switch;
 
-use allocator::SeparableAllocator;
 use buffer::{BufferOrg, VlAccount};
-use link::{Event, TimeWheel, F_HEAD, F_TAIL};
+use link::{Event, TimeWheel, F_TAIL};
 use nic::{Nic, Scripted, Source};
 use packet::{MessageSlab, PacketSlab, MSG_NONE, NO_FLOW, NO_TRACE};
-use queue::{BufPkt, VlQueue};
+use queue::VlQueue;
 use route::{Organisation, RouteSource};
 use switch::SwitchState;
 
@@ -174,7 +174,9 @@ pub struct Network {
     rr_in: Vec<RoundRobinArbiter>,
     obuf: OutputBuffers,
     switches: Vec<SwitchState>,
-    alloc: SeparableAllocator,
+    /// The lanes of the switch phase (contiguous ranges of switches; several run on `pool`).
+    lanes: Vec<lane::LaneOwn>,
+    pool: Option<rayon::ThreadPool>,
     // Endpoints and traffic.
     nics: Vec<Nic>,
     /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),
@@ -230,13 +232,13 @@ pub struct Network {
     fifo_arbiter: bool,
     /// `switch.crossbar = "per_vl"`: one crossbar input and output per port and VL.
     per_vl_crossbar: bool,
-    /// The input queues outgrow the cache: [`Network::switch_cycle`] prefetches.
+    /// The input queues outgrow the cache: the switch phase prefetches.
     prefetch_queues: bool,
     /// CPU seconds of the last run loop (`performance.cpu_seconds`).
     cpu_seconds: Option<f64>,
 }
 
-/// [`Network::switch_cycle`] asks for the input queues of the connections of the switch
+/// The switch phase asks for the input queues of the connections of the switch
 /// this many places ahead, at most this many connections, when the input queues take more
 /// than `PREFETCH_ABOVE` bytes. Measured on the 2-core machine of `docs/performance.md`:
 /// +8 % flit-hops/s on a 64×64 torus (10 MiB of queues), −5 % on 16×16 and 32×32 (0.7 and
@@ -245,8 +247,9 @@ const PREFETCH_AHEAD: usize = 2;
 const PREFETCH_CONNS: usize = 4;
 const PREFETCH_ABOVE: usize = 8 << 20;
 
-/// CPU seconds the calling thread has used (the thread CPU clock), where the platform has one.
-fn thread_cpu_seconds() -> Option<f64> {
+/// CPU seconds the calling thread has used (the thread CPU clock), or with `process` the
+/// whole process, where the platform has such a clock.
+fn cpu_seconds(process: bool) -> Option<f64> {
     #[cfg(unix)]
     {
         let mut ts = libc::timespec {
@@ -254,11 +257,17 @@ fn thread_cpu_seconds() -> Option<f64> {
             tv_nsec: 0,
         };
         // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        let clock = if process {
+            libc::CLOCK_PROCESS_CPUTIME_ID
+        } else {
+            libc::CLOCK_THREAD_CPUTIME_ID
+        };
+        let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
         (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
     }
     #[cfg(not(unix))]
     {
+        let _ = process;
         None
     }
 }
@@ -366,6 +375,14 @@ impl Network {
         Ok(())
     }
 
+    /// Simulates the switches on `n` threads (lanes of contiguous switches; at most one per
+    /// switch; deadline-based QoS keeps one). Results do not depend on it. Call before
+    /// [`run`](Self::run).
+    pub fn set_threads(&mut self, n: usize) -> Result<(), SimError> {
+        let n = if self.dl.is_some() { 1 } else { n };
+        self.set_lanes(n).map_err(SimError::Build)
+    }
+
     /// Records every delivered packet (for tests and debugging; costs memory per packet).
     pub fn enable_trace(&mut self) {
         self.counters.trace = Some(Vec::new());
@@ -381,6 +398,7 @@ impl Network {
     /// Visits NICs and switches in a new random order every cycle (from `seed`). Results must
     /// not change: each cycle is evaluate-then-commit. For testing that claim.
     pub fn shuffle_visit_order(&mut self, seed: u64) {
+        self.set_lanes(1).expect("one lane needs no thread");
         self.shuffle = Some(VisitOrder {
             nics: (0..self.n_endpoints as u32).collect(),
             switches: (0..self.switches.len() as u32).collect(),
@@ -396,6 +414,8 @@ impl Network {
     /// Records every routing decision: each packet head routed at each switch (for tests of
     /// routes hop by hop; costs memory per packet and hop).
     pub fn enable_route_trace(&mut self) {
+        // The order of the decisions is the order of one lane.
+        self.set_lanes(1).expect("one lane needs no thread");
         self.counters.route_trace = Some(Vec::new());
     }
 
@@ -427,7 +447,8 @@ impl Network {
     /// mid-run and should be dropped.
     pub fn run(&mut self) -> Result<RunResult, SimError> {
         let started = std::time::Instant::now();
-        let cpu_started = thread_cpu_seconds();
+        let process = self.lanes.len() > 1;
+        let cpu_started = cpu_seconds(process);
         let w = self.cfg.run.warmup;
         let m = self.cfg.run.measure;
         let window = (w, w + m);
@@ -465,30 +486,28 @@ impl Network {
             if self.counters.occ_switches != 0 && t >= self.counters.occ_next {
                 self.sample_occupancy(t);
             }
-            self.deliver(t, in_window);
+            self.deliver_nics(t, in_window);
             self.generate(t, window);
-            match self.shuffle.take() {
+            match self.shuffle.as_mut() {
                 None => {
                     for e in 0..self.n_endpoints {
                         self.nic_cycle(e, t, in_window);
                     }
-                    for s in 0..self.switches.len() {
-                        self.switch_cycle(s, t, in_window);
-                    }
                 }
-                Some(mut order) => {
+                Some(order) => {
                     order.shuffle();
-                    for &e in &order.nics {
+                    let nics = std::mem::take(&mut order.nics);
+                    for &e in &nics {
                         self.nic_cycle(e as usize, t, in_window);
                     }
-                    for &s in &order.switches {
-                        self.switch_cycle(s as usize, t, in_window);
+                    if let Some(order) = self.shuffle.as_mut() {
+                        order.nics = nics;
                     }
-                    self.shuffle = Some(order);
                 }
             }
+            self.switch_phase(t, in_window);
             // Skip idle time: nothing in flight, nothing queued → jump to the next message.
-            if self.wheel.pending == 0 && self.buffered_total == 0 && self.nics_idle() {
+            if self.events_pending() == 0 && self.buffered_total == 0 && self.nics_idle() {
                 let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
                 let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
                 let next = match &self.replay {
@@ -522,7 +541,7 @@ impl Network {
         }
         let wall = started.elapsed().as_secs_f64();
         self.cpu_seconds = cpu_started
-            .zip(thread_cpu_seconds())
+            .zip(cpu_seconds(process))
             .map(|(a, b)| (b - a).max(0.0));
         Ok(self.results(t, wall, deadlock))
     }
@@ -552,121 +571,31 @@ impl Network {
         }
     }
 
-    #[inline(always)]
-    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
-        // On large fabrics, ask for the input queues the switch after next will read:
-        // their lines arrive while this switch works.
-        if !self.prefetch_queues {
-        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
-            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
-                let c = next.conns[k];
-                prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
-            }
-        }
-        let sw = &self.switches[s];
-        if sw.dirty || sw.wake_at <= t {
-            self.allocate(s, t);
-        }
-        if !self.switches[s].conns.is_empty() {
-            self.advance(s, t, in_window);
-        }
-        if self.switches[s].obuffered > 0 {
-            self.drain_outputs(s, t, in_window);
-        }
-    }
-
     fn nics_idle(&self) -> bool {
         self.nics
             .iter()
             .all(|n| n.app_msgs == 0 && n.used == 0 && n.rx_flits == 0)
     }
 
-    /// Delivers the link events of cycle `t`: credits to senders, flits to switch input
-    /// buffers and to endpoints.
+    /// Delivers the link events of cycle `t` to the NICs' ports: credits to their output
+    /// sides, flits to endpoints (the lanes of the switch phase deliver the switches' own).
     #[inline(never)]
-    fn deliver(&mut self, t: Cycle, in_window: bool) {
+    fn deliver_nics(&mut self, t: Cycle, in_window: bool) {
         let events = self.wheel.take(t);
         for ev in &events {
             let g = ev.target.idx();
             if !ev.is_flit() {
                 self.credits.release(g, ev.vl, ev.n as u32);
-                self.obuf.stalled[g] = false;
-                if g < self.nic_base as usize {
-                    let sw = &mut self.switches[self.port_names[g].0 as usize];
-                    sw.dirty |= sw.credit_blocked;
-                }
-            } else if g >= self.nic_base as usize {
-                if self.nic_receive {
-                    // Waits for the NIC's processor (`nic.receive_time`).
-                    let nic = &mut self.nics[g - self.nic_base as usize];
-                    nic.rx.push_back(*ev);
-                    nic.rx_flits += ev.n as u32;
-                } else {
-                    self.eject(ev, t, in_window);
-                }
+            } else if self.nic_receive {
+                // Waits for the NIC's processor (`nic.receive_time`).
+                let nic = &mut self.nics[g - self.nic_base as usize];
+                nic.rx.push_back(*ev);
+                nic.rx_flits += ev.n as u32;
             } else {
-                self.arrive(ev, t);
+                self.eject(ev, t, in_window);
             }
         }
         self.wheel.restore(t, events);
-    }
-
-    /// Flits arrive in a switch input buffer; a head flit is routed at once.
-    #[inline(never)]
-    fn arrive(&mut self, ev: &Event, t: Cycle) {
-        let g = ev.target.idx();
-        let (s, in_port) = self.port_names[g];
-        let i = g * self.vls + ev.vl.idx();
-        if ev.flags & F_HEAD != 0 {
-            let dl = self.deadline_arrive(ev.pkt, g, t);
-            let p = &self.packets[ev.pkt];
-            let sw = &mut self.switches[s as usize];
-            let (out_port, out_vl) =
-                self.organisation
-                    .route(&self.routes, &self.sl2vl, s, in_port, p, ev.vl);
-            if let Some(rt) = &mut self.counters.route_trace {
-                rt.push(RouteHop {
-                    src: p.src,
-                    dst: p.dst,
-                    seq: p.seq,
-                    flow: (p.flow != NO_FLOW).then_some(p.flow),
-                    path: p.path,
-                    switch: s,
-                    in_port,
-                    out_port,
-                    vl: out_vl.0,
-                });
-            }
-            // A packet entering an empty VL is its head at once; otherwise it becomes the head
-            // (and starts waiting) when the packet before it leaves.
-            let head = self.inputs[i].push(BufPkt {
-                pkt: ev.pkt,
-                len: p.len,
-                recv: ev.n,
-                sent: 0,
-                out_port,
-                out_vl,
-                busy: false,
-                class: p.class,
-                arrived: t,
-                ready: NEVER,
-                dl,
-            });
-            if head {
-                let r = t + self.ports[g].delay as u64;
-                self.inputs[i].head_mut().unwrap().ready = r;
-                sw.wake_at = sw.wake_at.min(r);
-                self.waiting[g] |= ev.vl.bit();
-            }
-        } else {
-            self.inputs[i].receive(ev.pkt, ev.n);
-        }
-        self.inputs[i].occ += ev.n as u32;
-        debug_assert!(
-            self.inputs[i].occ <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
-            "buffer overflow"
-        );
-        self.buffered_total += ev.n as u64;
     }
 
     /// Flits reach their destination endpoint; the tail completes the packet.
@@ -772,7 +701,12 @@ impl Network {
             .iter()
             .map(|nic| nic.used as u64 + nic.rx_flits as u64)
             .sum();
-        let on_links = self.wheel.flits_in_flight();
+        let on_links = self.wheel.flits_in_flight()
+            + self
+                .lanes
+                .iter()
+                .map(|l| l.wheel.flits_in_flight())
+                .sum::<u64>();
         let in_switches: u64 = self.inputs.iter().map(|q| q.occ as u64).sum::<u64>()
             + self
                 .obuf
@@ -817,6 +751,7 @@ impl Network {
         });
         result.trace = trace;
         result.performance.cpu_seconds = self.cpu_seconds;
+        result.performance.threads = self.lanes.len() as u32;
         if let Some(ts) = result.timeseries.as_mut() {
             if self.counters.port_ts_ports != 0 {
                 let bins = ts.classes.first().map_or(0, |c| c.flits.len());

@@ -181,3 +181,55 @@ impl std::ops::IndexMut<PacketId> for PacketSlab {
         &mut self.packets[id.idx()]
     }
 }
+
+/// The packet slab as the lanes of one switch phase see it ([`super::lane`]): every lane reads
+/// packets and updates the few fields a switch changes (`hops`, `deadline`).
+///
+/// Lanes run at once on different threads, so this view hands out access to the elements of
+/// a slab that several lanes share. It is sound because of how packets move: a lane touches a
+/// packet only where the packet's head is — routed on arrival in one of its input buffers,
+/// granted from one of them, or sent from one of its output ports — and a packet's head is in
+/// one place at a time; everything else a lane does with a packet (moving its body and tail)
+/// goes through the lane's own buffers, not the slab. The slab neither grows nor frees during
+/// the phase (only NICs create and eject packets, before and after it).
+#[derive(Clone, Copy)]
+pub(crate) struct PacketCells<'a> {
+    ptr: *mut Packet,
+    len: usize,
+    _slab: std::marker::PhantomData<&'a mut [Packet]>,
+}
+
+// SAFETY: see the type's documentation: no two lanes access the same packet in one phase.
+unsafe impl Send for PacketCells<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for PacketCells<'_> {}
+
+impl PacketSlab {
+    /// The view of the slab the lanes of a switch phase share.
+    pub fn cells(&mut self) -> PacketCells<'_> {
+        PacketCells {
+            ptr: self.packets.as_mut_ptr(),
+            len: self.packets.len(),
+            _slab: std::marker::PhantomData,
+        }
+    }
+}
+
+impl PacketCells<'_> {
+    /// A copy of packet `id` (its head is at the calling lane).
+    #[inline(always)]
+    pub fn get(&self, id: PacketId) -> Packet {
+        assert!(id.idx() < self.len, "packet {} outside the slab", id.0);
+        // SAFETY: in bounds (checked); no other lane writes this packet during the phase.
+        unsafe { self.ptr.add(id.idx()).read() }
+    }
+
+    /// Updates packet `id` (its head is at the calling lane).
+    #[inline(always)]
+    pub fn update<R>(&self, id: PacketId, f: impl FnOnce(&mut Packet) -> R) -> R {
+        assert!(id.idx() < self.len, "packet {} outside the slab", id.0);
+        // SAFETY: in bounds (checked); only the lane holding the packet's head accesses it
+        // during the phase, and the reference lives only for the call.
+        f(unsafe { &mut *self.ptr.add(id.idx()) })
+    }
+}

@@ -1,17 +1,18 @@
 //! A switch's cycle: allocation, crossbar traversal, and the output-buffer stage.
 //!
-//! * [`Network::allocate`] runs the input stage of the separable allocator (each input port's
+//! * [`Lane::allocate`] runs the input stage of the separable allocator (each input port's
 //!   round-robin arbiter offers one VL whose head may start) and hands the requests to the
 //!   [`SeparableAllocator`](super::allocator::SeparableAllocator) for the output stage; each
 //!   grant opens a crossbar connection.
-//! * [`Network::advance`] moves flits over every open connection: onto the output link, or
+//! * [`Lane::advance`] moves flits over every open connection: onto the output link, or
 //!   into the output buffer when the port has one.
-//! * [`Network::drain_outputs`] is the link stage of ports with output buffers: each output
+//! * [`Lane::drain_outputs`] is the link stage of ports with output buffers: each output
 //!   port's scheduler picks the VL whose head packet goes next on the link.
 use super::allocator::{round_robin_bits, Request, ANY};
+use super::lane::Lane;
 use super::link::Event;
 use super::queue::BufPkt;
-use super::{Egress, Network};
+use super::Egress;
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::Candidate;
@@ -136,7 +137,7 @@ pub(crate) struct SwitchState {
     pub conns: ConnList,
 }
 
-impl Network {
+impl Lane<'_> {
     /// Separable input-first allocation for switch `s` (see the module docs).
     #[inline(never)]
     pub(crate) fn allocate(&mut self, s: usize, t: Cycle) {
@@ -147,7 +148,7 @@ impl Network {
         let vct = self.switching == Switching::Vct;
         let mut wake = NEVER;
         let mut credit_blocked = false;
-        let mut alloc = std::mem::take(&mut self.alloc);
+        let mut alloc = std::mem::take(&mut self.own.alloc);
         alloc.clear();
         // Input stage: each input offers its first eligible VL in round-robin order (its
         // oldest with the FIFO arbiter; every eligible VL with a non-multiplexed crossbar).
@@ -251,7 +252,7 @@ impl Network {
         for g in alloc.grants() {
             self.open_connection(s, g, vct);
         }
-        self.alloc = alloc;
+        self.own.alloc = alloc;
         let sw = &mut self.switches[s];
         sw.wake_at = wake;
         sw.credit_blocked = credit_blocked;
@@ -302,7 +303,7 @@ impl Network {
         self.rr_in[input].grant(g.in_vl.idx());
         self.rr_out[output].grant(g.input as usize);
         if self.ports[input].hop {
-            self.packets[pkt].hops += 1;
+            self.packets.update(pkt, |p| p.hops += 1);
         }
         self.switches[s].conns.push(Conn {
             input: PortIdx(input as u32),
@@ -362,11 +363,11 @@ impl Network {
             } else {
                 let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
                 self.transmit(t, c.output, ev, in_window);
-                self.buffered_total -= n as u64;
+                self.own.buffered -= n as i64;
             }
             self.return_credits(t, c.input, n, c.in_vl);
             self.inputs[bi].occ -= n;
-            self.last_progress = t;
+            self.own.progress = t;
             if tail {
                 self.close_connection(s, i, c, t);
             } else {
@@ -431,8 +432,8 @@ impl Network {
             let ev = Event::flits(h.pkt, v, h.sent, n, h.len);
             self.transmit(t, PortIdx(go as u32), ev, in_window);
             self.obuf.account.release(go, v, n);
-            self.buffered_total -= n as u64;
-            self.last_progress = t;
+            self.own.buffered -= n as i64;
+            self.own.progress = t;
             let sw = &mut self.switches[s];
             sw.obuffered -= n;
             // Space freed in an output buffer may admit a waiting packet.
@@ -458,7 +459,7 @@ impl Network {
     /// a packet enters).
     fn start_from_output_buffer(&mut self, go: usize, vct: bool) -> bool {
         let vls = self.vls;
-        let mut cands = std::mem::take(&mut self.cands);
+        let mut cands = std::mem::take(&mut self.own.cands);
         cands.clear();
         let mut bits = self.obuf.waiting[go];
         while bits != 0 {
@@ -476,7 +477,7 @@ impl Network {
         }
         self.obuf.stalled[go] = cands.is_empty();
         let chosen = self.sched[go].choose(&cands);
-        self.cands = cands;
+        self.own.cands = cands;
         let Some(chosen) = chosen else {
             return false;
         };

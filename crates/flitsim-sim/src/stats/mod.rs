@@ -433,6 +433,10 @@ pub struct DeadlockReport {
     pub blocked: Vec<BlockedBuffer>,
 }
 
+fn one_thread() -> u32 {
+    1
+}
+
 /// Wall-clock performance of the run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Performance {
@@ -446,10 +450,14 @@ pub struct Performance {
     /// directly, without an experiment).
     #[serde(default)]
     pub routing_seconds: f64,
-    /// CPU seconds of the simulation loop (the running thread's CPU clock; `null` where the
-    /// platform has none). Below `wall_seconds` when the thread waited for a core.
+    /// CPU seconds of the simulation loop (the running thread's CPU clock, or the process's
+    /// with more than one thread; `null` where the platform has none). Below `wall_seconds`
+    /// when the thread waited for a core.
     #[serde(default)]
     pub cpu_seconds: Option<f64>,
+    /// Threads that simulated the run (`run.threads`; the results do not depend on it).
+    #[serde(default = "one_thread")]
+    pub threads: u32,
     /// Simulated cycles per wall second.
     pub cycles_per_second: f64,
     /// Flit traversals of switch-to-switch links.

@@ -1,0 +1,591 @@
+//! The switch phase of a cycle, split into lanes that may run on several threads.
+//!
+//! A *lane* is a contiguous range of switches (and so of ports: a switch's ports are
+//! numbered together). In the switch phase of cycle `t` each lane takes the link events that
+//! reach its ports at `t` (credits, flits), then runs the cycle of each of its switches. Everything
+//! a lane changes belongs to its own ports and switches, with three exceptions that wait for
+//! the end of the phase: events for other lanes' ports or for NICs (every link has a latency
+//! of at least one cycle, so none is due before `t + 1`), the counters every lane adds to
+//! (kept per lane and summed), and the packets' `hops` and `deadline` (changed only where the
+//! packet's head is: see [`PacketCells`]). The NICs run before the phase, on the calling
+//! thread.
+//!
+//! Since a cycle is evaluate-then-commit (see the [module docs](super)), neither the order in
+//! which lanes run nor the order in which their events enter a time-wheel slot changes a
+//! result: a run gives byte-identical results for any number of lanes (`run.threads`; tested).
+//! Route tracing, deadline-based QoS and the random visiting order of the tests keep one lane.
+use super::allocator::SeparableAllocator;
+use super::buffer::{AccountView, BufferOrg};
+use super::deadline::DeadlineState;
+use super::link::{Event, TimeWheel, F_HEAD};
+use super::packet::PacketCells;
+use super::packet::NO_FLOW;
+use super::queue::BufPkt;
+use super::queue::VlQueue;
+use super::route::{Organisation, RouteSource, Sl2VlTables};
+use super::switch::SwitchState;
+use super::{Network, PortInfo, PREFETCH_AHEAD, PREFETCH_CONNS};
+use crate::config::Switching;
+use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
+use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
+use crate::stats::RouteHop;
+use flitsim_topology::PortNum;
+
+/// A part of a per-port (or per-switch) vector, indexed by the global index.
+pub(crate) struct Span<'a, T> {
+    base: usize,
+    items: &'a mut [T],
+}
+
+impl<T> Span<'_, T> {
+    /// The element at global index `i`, if this span has it.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.items.get(i.wrapping_sub(self.base))
+    }
+}
+
+impl<T> std::ops::Index<usize> for Span<'_, T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        &self.items[i.wrapping_sub(self.base)]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Span<'_, T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.items[i.wrapping_sub(self.base)]
+    }
+}
+
+/// Splits `v` into the spans `cuts[k] · stride .. cuts[k + 1] · stride` (an empty `v`, a
+/// table the fabric does not use, gives empty spans).
+fn spans<'a, T>(v: &'a mut [T], cuts: &[usize], stride: usize) -> Vec<Span<'a, T>> {
+    let mut out = Vec::with_capacity(cuts.len().saturating_sub(1));
+    if v.is_empty() {
+        out.extend(cuts.windows(2).map(|w| Span {
+            base: w[0] * stride,
+            items: &mut [],
+        }));
+        return out;
+    }
+    let mut rest = &mut v[cuts.first().copied().unwrap_or(0) * stride..];
+    for w in cuts.windows(2) {
+        let (items, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * stride);
+        out.push(Span {
+            base: w[0] * stride,
+            items,
+        });
+        rest = tail;
+    }
+    out
+}
+
+/// What a lane keeps from cycle to cycle: its time wheel, scratch space, and what it hands
+/// over at the end of each phase.
+pub(crate) struct LaneOwn {
+    /// Switches `switches.0 .. switches.1`, ports `ports.0 .. ports.1`.
+    pub switches: (usize, usize),
+    pub ports: (usize, usize),
+    /// Events reaching this lane's ports.
+    pub wheel: TimeWheel,
+    pub alloc: SeparableAllocator,
+    pub cands: Vec<Candidate>,
+    /// Events for other lanes' ports and for NICs, sent in this phase.
+    pub out: Vec<(Cycle, Event)>,
+    /// Counters of this phase: flit-hops, change of the flits in switch buffers, the last cycle
+    /// a flit moved (0: none).
+    pub flit_hops: u64,
+    pub buffered: i64,
+    pub progress: Cycle,
+    /// Flits sent per (port, cycle) for the port time series, when it is on.
+    pub port_log: Vec<(u32, Cycle, u32)>,
+    /// Routing decisions, when route tracing is on (one lane then).
+    pub route_log: Vec<RouteHop>,
+}
+
+impl LaneOwn {
+    pub fn new(switches: (usize, usize), ports: (usize, usize), max_latency: u32) -> Self {
+        LaneOwn {
+            switches,
+            ports,
+            wheel: TimeWheel::new(max_latency),
+            alloc: SeparableAllocator::default(),
+            cands: Vec::new(),
+            out: Vec::new(),
+            flit_hops: 0,
+            buffered: 0,
+            progress: 0,
+            port_log: Vec::new(),
+            route_log: Vec::new(),
+        }
+    }
+}
+
+/// The output buffers of a lane's ports (see [`super::OutputBuffers`]).
+pub(crate) struct ObufView<'a> {
+    pub queues: Span<'a, VlQueue>,
+    pub account: AccountView<'a>,
+    pub waiting: Span<'a, u32>,
+    pub cur: Span<'a, Vl>,
+    pub stalled: Span<'a, bool>,
+    pub xsched: Span<'a, OutputScheduler>,
+}
+
+/// One lane of the switch phase: read-only views of the fabric and the lane's own part of
+/// the switch state. Field names follow [`Network`]'s, indexed by the same global indices.
+pub(crate) struct Lane<'a> {
+    pub vls: usize,
+    pub switching: Switching,
+    pub nic_base: u32,
+    pub ports: &'a [PortInfo],
+    pub port_names: &'a [(u32, PortNum)],
+    pub organisation: &'a Organisation,
+    pub routes: &'a RouteSource,
+    pub sl2vl: &'a Sl2VlTables,
+    pub in_orgs: &'a [BufferOrg],
+    pub prio_inputs: bool,
+    pub mgmt_vl: Option<u8>,
+    pub fifo_arbiter: bool,
+    pub per_vl_crossbar: bool,
+    pub prefetch_queues: bool,
+    /// The port time series is on: log the flits sent.
+    pub port_series: bool,
+    /// Route tracing is on: log the routing decisions.
+    pub trace_routes: bool,
+    pub credits: AccountView<'a>,
+    pub out_busy: Span<'a, u32>,
+    pub vl_owner: Span<'a, PacketId>,
+    pub sched: Span<'a, OutputScheduler>,
+    pub rr_out: Span<'a, RoundRobinArbiter>,
+    pub inputs: Span<'a, VlQueue>,
+    pub in_conns: Span<'a, u8>,
+    pub waiting: Span<'a, u32>,
+    pub rr_in: Span<'a, RoundRobinArbiter>,
+    pub obuf: ObufView<'a>,
+    pub switches: Span<'a, SwitchState>,
+    /// Per (port, VL), flits sent in the window (`Collector::vl_flits`).
+    pub vl_flits: Span<'a, u64>,
+    pub packets: PacketCells<'a>,
+    /// Deadline-based QoS state (one lane then).
+    pub dl: Option<&'a mut DeadlineState>,
+    pub own: &'a mut LaneOwn,
+}
+
+impl Lane<'_> {
+    /// The switch phase of cycle `t` for this lane: link events, then every switch (in
+    /// `order` when given, else in index order).
+    pub fn run(&mut self, t: Cycle, in_window: bool, order: Option<&[u32]>) {
+        self.deliver(t);
+        match order {
+            Some(order) => {
+                for &s in order {
+                    self.switch_cycle(s as usize, t, in_window);
+                }
+            }
+            None => {
+                for s in self.own.switches.0..self.own.switches.1 {
+                    self.switch_cycle(s, t, in_window);
+                }
+            }
+        }
+    }
+
+    /// Puts an event on the wheel of the lane that owns its target, or hands it over.
+    #[inline(always)]
+    pub fn push(&mut self, at: Cycle, ev: Event) {
+        let g = ev.target.idx();
+        if g >= self.own.ports.0 && g < self.own.ports.1 {
+            self.own.wheel.push(at, ev);
+        } else {
+            self.own.out.push((at, ev));
+        }
+    }
+
+    /// Delivers the link events of cycle `t` to this lane's ports: credits to output ports,
+    /// flits to input buffers.
+    #[inline(never)]
+    fn deliver(&mut self, t: Cycle) {
+        let events = self.own.wheel.take(t);
+        for ev in &events {
+            let g = ev.target.idx();
+            if !ev.is_flit() {
+                self.credits.release(g, ev.vl, ev.n as u32);
+                self.obuf.stalled[g] = false;
+                let sw = &mut self.switches[self.port_names[g].0 as usize];
+                sw.dirty |= sw.credit_blocked;
+            } else {
+                self.arrive(ev, t);
+            }
+        }
+        self.own.wheel.restore(t, events);
+    }
+
+    /// Flits arrive in a switch input buffer; a head flit is routed at once.
+    #[inline(never)]
+    fn arrive(&mut self, ev: &Event, t: Cycle) {
+        let g = ev.target.idx();
+        let (s, in_port) = self.port_names[g];
+        let i = g * self.vls + ev.vl.idx();
+        if ev.flags & F_HEAD != 0 {
+            let dl = self.deadline_arrive(ev.pkt, g, t);
+            let p = self.packets.get(ev.pkt);
+            let sw = &mut self.switches[s as usize];
+            let (out_port, out_vl) =
+                self.organisation
+                    .route(self.routes, self.sl2vl, s, in_port, &p, ev.vl);
+            if self.trace_routes {
+                self.own.route_log.push(RouteHop {
+                    src: p.src,
+                    dst: p.dst,
+                    seq: p.seq,
+                    flow: (p.flow != NO_FLOW).then_some(p.flow),
+                    path: p.path,
+                    switch: s,
+                    in_port,
+                    out_port,
+                    vl: out_vl.0,
+                });
+            }
+            // A packet entering an empty VL is its head at once; otherwise it becomes the head
+            // (and starts waiting) when the packet before it leaves.
+            let head = self.inputs[i].push(BufPkt {
+                pkt: ev.pkt,
+                len: p.len,
+                recv: ev.n,
+                sent: 0,
+                out_port,
+                out_vl,
+                busy: false,
+                class: p.class,
+                arrived: t,
+                ready: NEVER,
+                dl,
+            });
+            if head {
+                let r = t + self.ports[g].delay as u64;
+                self.inputs[i].head_mut().unwrap().ready = r;
+                sw.wake_at = sw.wake_at.min(r);
+                self.waiting[g] |= ev.vl.bit();
+            }
+        } else {
+            self.inputs[i].receive(ev.pkt, ev.n);
+        }
+        self.inputs[i].occ += ev.n as u32;
+        debug_assert!(
+            self.inputs[i].occ <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
+            "buffer overflow"
+        );
+        self.own.buffered += ev.n as i64;
+    }
+
+    #[inline(always)]
+    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
+        // On large fabrics, ask for the input queues the switch after next will read:
+        // their lines arrive while this switch works.
+        if !self.prefetch_queues {
+        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
+            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
+                let c = next.conns[k];
+                super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
+            }
+        }
+        let sw = &self.switches[s];
+        if sw.dirty || sw.wake_at <= t {
+            self.allocate(s, t);
+        }
+        if !self.switches[s].conns.is_empty() {
+            self.advance(s, t, in_window);
+        }
+        if self.switches[s].obuffered > 0 {
+            self.drain_outputs(s, t, in_window);
+        }
+    }
+
+    /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all
+    /// of it under virtual cut-through; one credit and the VL not held by another packet
+    /// under wormhole.
+    #[inline]
+    pub(crate) fn can_start(&self, g: usize, vl: Vl, remaining: u32) -> bool {
+        match self.switching {
+            Switching::Vct => self.credits.fits(g, vl, remaining),
+            Switching::Wormhole => {
+                self.vl_owner[g * self.vls + vl.idx()] == PacketId::NONE
+                    && self.credits.fits(g, vl, 1)
+            }
+        }
+    }
+
+    /// Sends the flit batch `ev` over the link of output port `g` and counts it (see
+    /// [`Network::transmit`], the NICs' side).
+    #[inline(always)]
+    pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
+        if ev.flags & super::link::F_HEAD != 0 && self.dl.is_some() {
+            self.deadline_depart(ev.pkt, g.idx(), t);
+        }
+        let out = self.ports[g.idx()];
+        ev.target = out.peer;
+        self.push(t + out.latency as u64, ev);
+        if in_window {
+            self.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
+        }
+        if self.port_series {
+            self.own.port_log.push((g.0, t, ev.n as u32));
+        }
+        if out.to_switch {
+            self.own.flit_hops += ev.n as u64;
+        }
+    }
+
+    /// Returns `n` credits of VL `vl` from input port `g` to the sender at its other end.
+    #[inline(always)]
+    pub(crate) fn return_credits(&mut self, t: Cycle, g: PortIdx, n: u32, vl: Vl) {
+        let inp = self.ports[g.idx()];
+        self.push(t + inp.latency as u64, Event::credits(inp.peer, n, vl));
+    }
+}
+
+impl Network {
+    /// The lane that owns port `g`'s events (`None`: a NIC's port).
+    #[inline(always)]
+    pub(crate) fn lane_of_port(&self, g: PortIdx) -> Option<usize> {
+        if g.0 >= self.nic_base {
+            return None;
+        }
+        Some(
+            self.lanes
+                .iter()
+                .position(|l| (g.idx()) < l.ports.1)
+                .expect("a switch port belongs to a lane"),
+        )
+    }
+
+    /// Puts an event on the wheel of its target: a lane's, or the NICs'.
+    #[inline(always)]
+    pub(crate) fn push_event(&mut self, at: Cycle, ev: Event) {
+        match self.lane_of_port(ev.target) {
+            Some(k) => self.lanes[k].wheel.push(at, ev),
+            None => self.wheel.push(at, ev),
+        }
+    }
+
+    /// Events on all links (every wheel).
+    pub(crate) fn events_pending(&self) -> u64 {
+        self.wheel.pending + self.lanes.iter().map(|l| l.wheel.pending).sum::<u64>()
+    }
+
+    /// The switch phase of cycle `t`: every lane, on the thread pool when there are several,
+    /// then what the lanes handed over.
+    pub(crate) fn switch_phase(&mut self, t: Cycle, in_window: bool) {
+        let cuts: Vec<usize> = std::iter::once(self.lanes[0].ports.0)
+            .chain(self.lanes.iter().map(|l| l.ports.1))
+            .collect();
+        let sw_cuts: Vec<usize> = std::iter::once(self.lanes[0].switches.0)
+            .chain(self.lanes.iter().map(|l| l.switches.1))
+            .collect();
+        let vls = self.vls;
+        let mut shuffle = self.shuffle.take();
+        {
+            let mut credits = self.credits.split(&cuts).into_iter();
+            let mut out_busy = spans(&mut self.out_busy, &cuts, 1).into_iter();
+            let mut vl_owner = spans(&mut self.vl_owner, &cuts, vls).into_iter();
+            let mut sched = spans(&mut self.sched, &cuts, 1).into_iter();
+            let mut rr_out = spans(&mut self.rr_out, &cuts, 1).into_iter();
+            let mut inputs = spans(&mut self.inputs, &cuts, vls).into_iter();
+            let mut in_conns = spans(&mut self.in_conns, &cuts, 1).into_iter();
+            let mut waiting = spans(&mut self.waiting, &cuts, 1).into_iter();
+            let mut rr_in = spans(&mut self.rr_in, &cuts, 1).into_iter();
+            let mut oq = spans(&mut self.obuf.queues, &cuts, vls).into_iter();
+            let mut oa = self.obuf.account.split(&cuts).into_iter();
+            let mut ow = spans(&mut self.obuf.waiting, &cuts, 1).into_iter();
+            let mut oc = spans(&mut self.obuf.cur, &cuts, 1).into_iter();
+            let mut os = spans(&mut self.obuf.stalled, &cuts, 1).into_iter();
+            let mut ox = spans(&mut self.obuf.xsched, &cuts, 1).into_iter();
+            let mut switches = spans(&mut self.switches, &sw_cuts, 1).into_iter();
+            let mut vl_flits = spans(&mut self.counters.vl_flits, &cuts, vls).into_iter();
+            let packets = self.packets.cells();
+            let mut dl = self.dl.as_deref_mut();
+            let port_series = self.counters.port_ts_ports != 0;
+            let trace_routes = self.counters.route_trace.is_some();
+            let mut lanes: Vec<Lane> = self
+                .lanes
+                .iter_mut()
+                .map(|own| Lane {
+                    vls,
+                    switching: self.switching,
+                    nic_base: self.nic_base,
+                    ports: &self.ports,
+                    port_names: &self.port_names,
+                    organisation: &self.organisation,
+                    routes: &self.routes,
+                    sl2vl: &self.sl2vl,
+                    in_orgs: &self.in_orgs,
+                    prio_inputs: self.prio_inputs,
+                    mgmt_vl: self.mgmt_vl,
+                    fifo_arbiter: self.fifo_arbiter,
+                    per_vl_crossbar: self.per_vl_crossbar,
+                    prefetch_queues: self.prefetch_queues,
+                    port_series,
+                    trace_routes,
+                    credits: credits.next().unwrap(),
+                    out_busy: out_busy.next().unwrap(),
+                    vl_owner: vl_owner.next().unwrap(),
+                    sched: sched.next().unwrap(),
+                    rr_out: rr_out.next().unwrap(),
+                    inputs: inputs.next().unwrap(),
+                    in_conns: in_conns.next().unwrap(),
+                    waiting: waiting.next().unwrap(),
+                    rr_in: rr_in.next().unwrap(),
+                    obuf: ObufView {
+                        queues: oq.next().unwrap(),
+                        account: oa.next().unwrap(),
+                        waiting: ow.next().unwrap(),
+                        cur: oc.next().unwrap(),
+                        stalled: os.next().unwrap(),
+                        xsched: ox.next().unwrap(),
+                    },
+                    switches: switches.next().unwrap(),
+                    vl_flits: vl_flits.next().unwrap(),
+                    packets,
+                    dl: dl.take(),
+                    own,
+                })
+                .collect();
+            match (&self.pool, lanes.as_mut_slice()) {
+                (_, [lane]) => {
+                    let order = shuffle.as_mut().map(|o| o.switches.as_slice());
+                    lane.run(t, in_window, order);
+                }
+                (Some(pool), lanes) => {
+                    use rayon::prelude::*;
+                    pool.install(|| {
+                        lanes
+                            .par_iter_mut()
+                            .for_each(|lane| lane.run(t, in_window, None))
+                    });
+                }
+                (None, lanes) => {
+                    for lane in lanes {
+                        lane.run(t, in_window, None);
+                    }
+                }
+            }
+        }
+        self.shuffle = shuffle;
+        // What the lanes handed over, lane by lane.
+        for k in 0..self.lanes.len() {
+            let own = &mut self.lanes[k];
+            let out = std::mem::take(&mut own.out);
+            self.counters.flit_hops += std::mem::take(&mut own.flit_hops);
+            let b = std::mem::take(&mut own.buffered);
+            self.buffered_total = (self.buffered_total as i64 + b) as u64;
+            self.last_progress = self.last_progress.max(std::mem::take(&mut own.progress));
+            let log = std::mem::take(&mut own.port_log);
+            if let Some(rt) = &mut self.counters.route_trace {
+                rt.append(&mut own.route_log);
+            }
+            for &(g, at, n) in &log {
+                self.counters.add_to_port_series(g as usize, at, n as u64);
+            }
+            for &(at, ev) in &out {
+                self.push_event(at, ev);
+            }
+            // Keep the allocations.
+            let own = &mut self.lanes[k];
+            own.out = out;
+            own.out.clear();
+            own.port_log = log;
+            own.port_log.clear();
+        }
+    }
+}
+
+impl Network {
+    /// Splits the switch phase into `n` lanes of contiguous switches with about as many ports
+    /// each (at most one per switch), run on a pool of `n` threads when `n > 1`. Call before
+    /// [`Network::run`]; results do not depend on `n`.
+    pub(crate) fn set_lanes(&mut self, n: usize) -> Result<(), String> {
+        let nsw = self.switches.len();
+        let n = n.clamp(1, nsw.max(1));
+        // Lanes are port ranges: a switch's ports must follow the previous switch's.
+        let contiguous = self
+            .switches
+            .windows(2)
+            .all(|w| w[1].base == w[0].base + w[0].nports as u32);
+        let n = if contiguous { n } else { 1 };
+        let total = self.nic_base as usize;
+        let mut cuts = vec![0usize];
+        let mut ports = 0usize;
+        for (s, sw) in self.switches.iter().enumerate() {
+            ports += sw.nports as usize;
+            let k = cuts.len();
+            // Close lane k − 1 after the switch that reaches its share of the ports, leaving
+            // at least one switch for each lane still to come.
+            if k < n && ports * n >= total * k && nsw - (s + 1) >= n - k {
+                cuts.push(s + 1);
+            }
+        }
+        cuts.push(nsw);
+        let latency = self.ports.iter().map(|p| p.latency).max().unwrap_or(1);
+        self.lanes = cuts
+            .windows(2)
+            .map(|w| {
+                let port = |s: usize| {
+                    self.switches
+                        .get(s)
+                        .map_or(self.nic_base as usize, |sw| sw.base as usize)
+                };
+                LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), latency)
+            })
+            .collect();
+        self.pool = if self.lanes.len() > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.lanes.len())
+                    .thread_name(|k| format!("flitsim-lane-{k}"))
+                    .build()
+                    .map_err(|e| format!("run.threads: cannot start the threads: {e}"))?,
+            )
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// The number of lanes (threads) the switch phase runs on.
+    pub fn threads(&self) -> usize {
+        self.lanes.len()
+    }
+}
+
+/// Fabrics of at least this many simulated switches run on every core by default.
+pub const PARALLEL_FROM_SWITCHES: usize = 1024;
+
+/// The most threads a run takes by default (0: no limit).
+static THREAD_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Limits the threads a run takes when `run.threads` is not set, for this process: a sweep
+/// that runs `jobs` experiments at once on `c` cores sets `c / jobs` (0 lifts the limit).
+pub fn set_thread_cap(n: usize) {
+    THREAD_CAP.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The limit [`set_thread_cap`] set (0: none).
+pub fn thread_cap() -> usize {
+    THREAD_CAP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The threads a run of `switches` simulated switches takes when `run.threads` is not set:
+/// every core (up to the cap) from [`PARALLEL_FROM_SWITCHES`] on, else 1.
+pub fn default_threads(switches: usize) -> usize {
+    if switches < PARALLEL_FROM_SWITCHES {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match thread_cap() {
+        0 => cores,
+        cap => cores.min(cap),
+    }
+}
