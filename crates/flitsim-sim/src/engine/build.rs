@@ -570,7 +570,6 @@ impl Network {
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             obuf,
             lanes: Vec::new(),
-            pool: None,
             switches,
             nics,
             nic_receive,

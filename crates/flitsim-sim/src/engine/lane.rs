@@ -30,6 +30,7 @@ use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
 use crate::stats::RouteHop;
 use flitsim_topology::PortNum;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
 pub(crate) struct Span<'a, T> {
@@ -84,7 +85,9 @@ fn spans<'a, T>(v: &'a mut [T], cuts: &[usize], stride: usize) -> Vec<Span<'a, T
 }
 
 /// What a lane keeps from cycle to cycle: its time wheel, scratch space, and what it hands
-/// over at the end of each phase.
+/// over at the end of each phase. Aligned so that no two lanes' counters, which their threads
+/// update all the time, share a cache line (or the pair of lines a core fetches together).
+#[repr(align(128))]
 pub(crate) struct LaneOwn {
     /// Switches `switches.0 .. switches.1`, ports `ports.0 .. ports.1`.
     pub switches: (usize, usize),
@@ -376,9 +379,9 @@ impl Network {
         self.wheel.pending + self.lanes.iter().map(|l| l.wheel.pending).sum::<u64>()
     }
 
-    /// The switch phase of cycle `t`: every lane, on the thread pool when there are several,
-    /// then what the lanes handed over.
-    pub(crate) fn switch_phase(&mut self, t: Cycle, in_window: bool) {
+    /// The switch phase of cycle `t`: every lane (the first on this thread, the others on
+    /// `crew`'s), then what the lanes handed over.
+    pub(crate) fn switch_phase(&mut self, t: Cycle, in_window: bool, crew: Option<&Crew>) {
         let cuts: Vec<usize> = std::iter::once(self.lanes[0].ports.0)
             .chain(self.lanes.iter().map(|l| l.ports.1))
             .collect();
@@ -453,20 +456,14 @@ impl Network {
                     own,
                 })
                 .collect();
-            match (&self.pool, lanes.as_mut_slice()) {
-                (_, [lane]) => {
+            match (lanes.as_mut_slice(), crew) {
+                ([lane], _) => {
                     let order = shuffle.as_mut().map(|o| o.switches.as_slice());
                     lane.run(t, in_window, order);
                 }
-                (Some(pool), lanes) => {
-                    use rayon::prelude::*;
-                    pool.install(|| {
-                        lanes
-                            .par_iter_mut()
-                            .for_each(|lane| lane.run(t, in_window, None))
-                    });
-                }
-                (None, lanes) => {
+                ([first, rest @ ..], Some(crew)) => crew.phase(first, rest, t, in_window),
+                // Several lanes but no threads (not reached from `run`): one after the other.
+                (lanes, _) => {
                     for lane in lanes {
                         lane.run(t, in_window, None);
                     }
@@ -504,7 +501,7 @@ impl Network {
 
 impl Network {
     /// Splits the switch phase into `n` lanes of contiguous switches with about as many ports
-    /// each (at most one per switch), run on a pool of `n` threads when `n > 1`. Call before
+    /// each (at most one per switch), each run on its own thread when `n > 1`. Call before
     /// [`Network::run`]; results do not depend on `n`.
     pub(crate) fn set_lanes(&mut self, n: usize) -> Result<(), String> {
         let nsw = self.switches.len();
@@ -540,17 +537,6 @@ impl Network {
                 LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), latency)
             })
             .collect();
-        self.pool = if self.lanes.len() > 1 {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(self.lanes.len())
-                    .thread_name(|k| format!("flitsim-lane-{k}"))
-                    .build()
-                    .map_err(|e| format!("run.threads: cannot start the threads: {e}"))?,
-            )
-        } else {
-            None
-        };
         Ok(())
     }
 
@@ -587,5 +573,123 @@ pub fn default_threads(switches: usize) -> usize {
     match thread_cap() {
         0 => cores,
         cap => cores.min(cap),
+    }
+}
+
+/// The threads of lanes 1.. of a run and the gate they wait at between phases.
+///
+/// The thread of the run loop posts the lanes of a phase, runs lane 0, and waits until the
+/// others report done; the lanes borrow the network only for that phase, and the loop does
+/// not touch what they borrow before every thread has finished with it. Waiting threads
+/// spin, then yield: a phase of a large fabric lasts tens of microseconds to milliseconds,
+/// too short to put threads to sleep and wake them every cycle.
+pub(crate) struct Crew {
+    /// Phase number: a change starts a phase (or ends the run, with `stop`).
+    epoch: AtomicU64,
+    /// Lanes of the current phase done.
+    done: AtomicUsize,
+    /// Per thread, the lane of the current phase (a `*mut Lane`), the cycle and the window.
+    jobs: Vec<AtomicPtr<()>>,
+    t: AtomicU64,
+    in_window: AtomicBool,
+    stop: AtomicBool,
+    /// A lane thread panicked (an engine bug): the loop panics too.
+    panicked: AtomicBool,
+}
+
+/// Spins until `ready` holds, yielding the core after a while.
+#[inline]
+fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        if spins < 4096 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Crew {
+    /// A crew for `lanes` lanes (threads for lanes 1..).
+    pub fn new(lanes: usize) -> Self {
+        Crew {
+            epoch: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            jobs: (0..lanes)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            t: AtomicU64::new(0),
+            in_window: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+        }
+    }
+
+    /// The loop of the thread of lane `k`: run each phase's lane until the run stops.
+    pub fn work(&self, k: usize) {
+        let mut seen = 0;
+        loop {
+            wait_until(|| self.epoch.load(Ordering::Acquire) != seen);
+            seen = self.epoch.load(Ordering::Acquire);
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            let job = self.jobs[k].load(Ordering::Acquire).cast::<Lane<'_>>();
+            let (t, in_window) = (
+                self.t.load(Ordering::Relaxed),
+                self.in_window.load(Ordering::Relaxed),
+            );
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: `phase` posted a pointer to a lane that stays alive, and that no
+                // other thread touches, until this thread counts itself done below.
+                let lane = unsafe { &mut *job };
+                lane.run(t, in_window, None);
+            }));
+            if ok.is_err() {
+                self.panicked.store(true, Ordering::Release);
+            }
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Runs one phase: `rest` on the crew's threads, `first` on this one; returns when all
+    /// are done.
+    pub fn phase(&self, first: &mut Lane<'_>, rest: &mut [Lane<'_>], t: Cycle, in_window: bool) {
+        fn send<T: Send>(_: &T) {}
+        send(first); // what a lane holds may move to another thread
+        self.t.store(t, Ordering::Relaxed);
+        self.in_window.store(in_window, Ordering::Relaxed);
+        self.done.store(0, Ordering::Relaxed);
+        for (k, lane) in rest.iter_mut().enumerate() {
+            let p: *mut Lane<'_> = lane;
+            self.jobs[k + 1].store(p.cast(), Ordering::Relaxed);
+        }
+        self.epoch.fetch_add(1, Ordering::Release);
+        // The other lanes borrow what this thread's caller owns: wait for them even if this
+        // lane panics.
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            first.run(t, in_window, None)
+        }));
+        wait_until(|| self.done.load(Ordering::Acquire) == rest.len());
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
+        }
+        if self.panicked.load(Ordering::Acquire) {
+            panic!("a lane thread of the switch phase panicked");
+        }
+    }
+
+    /// A guard that stops the crew's threads when dropped.
+    pub fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'c>(&'c Crew);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.stop.store(true, Ordering::Release);
+                self.0.epoch.fetch_add(1, Ordering::Release);
+            }
+        }
+        Stop(self)
     }
 }

@@ -174,9 +174,9 @@ pub struct Network {
     rr_in: Vec<RoundRobinArbiter>,
     obuf: OutputBuffers,
     switches: Vec<SwitchState>,
-    /// The lanes of the switch phase (contiguous ranges of switches; several run on `pool`).
+    /// The lanes of the switch phase (contiguous ranges of switches; each on its own thread
+    /// when there are several).
     lanes: Vec<lane::LaneOwn>,
-    pool: Option<rayon::ThreadPool>,
     // Endpoints and traffic.
     nics: Vec<Nic>,
     /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),
@@ -446,6 +446,29 @@ impl Network {
     /// (the flag is polled once per iteration of the cycle loop); the network is then left
     /// mid-run and should be dropped.
     pub fn run(&mut self) -> Result<RunResult, SimError> {
+        // With several lanes, the lanes after the first run on threads of their own that
+        // live as long as the loop.
+        if self.lanes.len() < 2 {
+            return self.run_loop(None);
+        }
+        let crew = lane::Crew::new(self.lanes.len());
+        std::thread::scope(|scope| {
+            for k in 1..self.lanes.len() {
+                let crew = &crew;
+                std::thread::Builder::new()
+                    .name(format!("flitsim-lane-{k}"))
+                    .spawn_scoped(scope, move || crew.work(k))
+                    .map_err(|e| {
+                        SimError::Build(format!("run.threads: cannot start a thread: {e}"))
+                    })?;
+            }
+            // Stops the lane threads however the loop ends (even by a panic).
+            let _stop = crew.stop_on_drop();
+            self.run_loop(Some(&crew))
+        })
+    }
+
+    fn run_loop(&mut self, crew: Option<&lane::Crew>) -> Result<RunResult, SimError> {
         let started = std::time::Instant::now();
         let process = self.lanes.len() > 1;
         let cpu_started = cpu_seconds(process);
@@ -505,7 +528,7 @@ impl Network {
                     }
                 }
             }
-            self.switch_phase(t, in_window);
+            self.switch_phase(t, in_window, crew);
             // Skip idle time: nothing in flight, nothing queued → jump to the next message.
             if self.events_pending() == 0 && self.buffered_total == 0 && self.nics_idle() {
                 let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
