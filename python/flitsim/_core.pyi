@@ -27,6 +27,7 @@ __all__ = [
     "cac_json",
     "cancel_request",
     "cancel_clear",
+    "set_thread_cap",
 ]
 
 class FlitsimError(ValueError):
@@ -146,6 +147,10 @@ def cancel_request() -> None:
 
 def cancel_clear() -> None:
     """Withdraw :func:`cancel_request`, so that new computations run again."""
+
+def set_thread_cap(n: int) -> int:
+    """Limit the threads one run takes when its ``run.threads`` is not set, for this process
+    (0: no limit). Returns the previous limit."""
 
 def topo_json(spec_or_path: str) -> str:
     """The topology named by ``spec_or_path`` as flitsim topology JSON.

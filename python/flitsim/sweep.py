@@ -124,7 +124,9 @@ def sweep(
       values, in the order given (the first key varies slowest).
     * ``seeds``: a count ``N`` (seeds ``base … base+N-1``, ``base`` being the config's seed
       after the overrides) or an explicit list of seeds.
-    * ``jobs``: runs at once (default: :func:`os.cpu_count`).
+    * ``jobs``: runs at once (default: :func:`os.cpu_count`). A run whose ``run.threads``
+      is unset takes at most ``cpu_count // jobs`` threads (large fabrics simulate on
+      several threads, see ``run.threads``), so the runs share the cores.
     * ``backend``: ``"local"`` (a thread pool) or ``"dask"``: ``scheduler`` is then the
       address of a Dask scheduler or a ``distributed.Client``; ``None`` starts a
       ``LocalCluster`` of ``jobs`` single-threaded worker processes for this sweep (as
@@ -319,9 +321,21 @@ class SweepResult:
         return self._tables[name]
 
 
-def _run_one(text: str, origin: str, sets: Sequence[str], seed: int) -> str:
-    """Run one experiment and return the engine's JSON (the task Dask workers execute)."""
+def _run_one(
+    text: str, origin: str, sets: Sequence[str], seed: int, thread_cap: int = 0
+) -> str:
+    """Run one experiment and return the engine's JSON (the task Dask workers execute).
+    ``thread_cap``: the most threads the run takes when its ``run.threads`` is unset (0:
+    leave the process's limit as it is)."""
+    if thread_cap:
+        _core.set_thread_cap(thread_cap)
     return _core.run_json(text, origin, experiment_sets(text, origin, sets), seed)
+
+
+def _thread_cap(jobs: int) -> int:
+    """Threads per run when ``jobs`` runs share this machine's cores (``run.threads``
+    unset): a large fabric's run would otherwise take every core."""
+    return max(1, (os.cpu_count() or 1) // max(1, jobs))
 
 
 # ---------------------------------------------------------------------------------------
@@ -488,6 +502,7 @@ def _local_results(
     todo: List[_Run], text: str, origin: str, jobs: int
 ) -> Iterator[Tuple[_Run, Any]]:
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="flitsim-sweep")
+    cap_before = _core.set_thread_cap(_thread_cap(jobs))
     try:
         futures = {pool.submit(_run_one, text, origin, r.sets, r.seed): r for r in todo}
         for future in as_completed(futures):
@@ -502,6 +517,7 @@ def _local_results(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        _core.set_thread_cap(cap_before)
 
 
 def _dask_results(
@@ -535,10 +551,14 @@ def _dask_results(
     else:
         client = Client(scheduler)
     futures: List[Any] = []
+    # Runs on a local cluster share this machine's cores; a remote cluster's workers keep
+    # their own default.
+    cap = _thread_cap(jobs) if cluster is not None else 0
     try:
         by_key: Dict[Any, _Run] = {}
         for run in todo:
-            future = client.submit(_run_one, text, origin, list(run.sets), run.seed, pure=False)
+            future = client.submit(_run_one, text, origin, list(run.sets), run.seed,
+                                   cap, pure=False)
             futures.append(future)
             by_key[future.key] = run
         for future in dask_completed(futures):

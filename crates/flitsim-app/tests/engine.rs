@@ -1,7 +1,7 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
 mod common;
-use common::{assemble, network, parse, run_err, TORUS};
+use common::{assemble, network, parse, run_err, without_performance, TORUS};
 use flitsim_app::{build_topology, run_experiment_str};
 use flitsim_sim::{Network, RunResult};
 use proptest::prelude::*;
@@ -17,21 +17,6 @@ const MINHOP_8X8_DEADLOCK: &[&str] = &[
 
 fn run(text: &str, sets: &[&str]) -> RunResult {
     common::run(text, "test", sets)
-}
-
-fn without_performance(r: &RunResult) -> String {
-    let mut r = r.clone();
-    r.performance = flitsim_sim::stats::Performance {
-        wall_seconds: 0.0,
-        build_seconds: 0.0,
-        routing_seconds: 0.0,
-        cpu_seconds: None,
-        threads: 1,
-        cycles_per_second: 0.0,
-        flit_hops: r.performance.flit_hops,
-        flit_hops_per_second: 0.0,
-    };
-    serde_json::to_string(&r).unwrap()
 }
 
 /// `performance.cpu_seconds` is the run loop's thread CPU time: present on Unix, positive for

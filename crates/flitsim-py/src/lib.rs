@@ -85,6 +85,17 @@ fn cancel_clear() {
     flitsim_topology::cancel::clear();
 }
 
+/// Limits the threads one run takes when its `run.threads` is not set, for this process (0:
+/// no limit; a run then takes every core from 1024 simulated switches on). A sweep running
+/// several experiments at once sets it so that they share the cores. Returns the previous
+/// limit.
+#[pyfunction]
+fn set_thread_cap(n: usize) -> usize {
+    let before = flitsim_sim::engine::lane::thread_cap();
+    flitsim_sim::engine::lane::set_thread_cap(n);
+    before
+}
+
 /// Runs one experiment given as TOML text and returns its summary as a JSON string.
 ///
 /// `origin` names the source in error messages, `sets` are `key=value` overrides applied to
@@ -427,5 +438,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cac_json, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_request, m)?)?;
     m.add_function(wrap_pyfunction!(cancel_clear, m)?)?;
+    m.add_function(wrap_pyfunction!(set_thread_cap, m)?)?;
     Ok(())
 }

@@ -22,6 +22,23 @@ pub fn run(text: &str, origin: &str, overrides: &[&str]) -> RunResult {
     run_experiment_str(text, origin, &sets(overrides), None).unwrap()
 }
 
+/// The JSON of a result with its `performance` cleared (apart from the flit-hops), for
+/// comparing runs that must give the same results.
+pub fn without_performance(r: &RunResult) -> String {
+    let mut r = r.clone();
+    r.performance = flitsim_sim::stats::Performance {
+        wall_seconds: 0.0,
+        build_seconds: 0.0,
+        routing_seconds: 0.0,
+        cpu_seconds: None,
+        threads: 1,
+        cycles_per_second: 0.0,
+        flit_hops: r.performance.flit_hops,
+        flit_hops_per_second: 0.0,
+    };
+    serde_json::to_string(&r).unwrap()
+}
+
 /// The error message of an experiment that must fail; panics when it runs.
 pub fn run_err(text: &str, origin: &str, overrides: &[&str]) -> String {
     match run_experiment_str(text, origin, &sets(overrides), None) {

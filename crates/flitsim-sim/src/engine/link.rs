@@ -2,7 +2,8 @@
 //!
 //! A flit batch sent in cycle `t` over a link of latency `L` is in the receiver's buffer at the
 //! start of cycle `t + L`; the credit for a flit that leaves a buffer in cycle `t` is back at
-//! the sender at `t + L`. All links share one [`TimeWheel`] indexed by arrival cycle: events of
+//! the sender at `t + L`. Links share [`TimeWheel`]s indexed by arrival cycle (one per lane of
+//! the switch phase, see [`super::lane`], and one for the NICs' ports): events of
 //! one slot are already in time order, so no heap is needed. Every effect between components
 //! has a latency of at least one cycle, which is what makes each cycle evaluate-then-commit.
 use super::Network;

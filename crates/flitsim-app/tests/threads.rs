@@ -1,0 +1,160 @@
+//! One run on several threads (`run.threads`, issue 19 item 2): the switches split into lanes
+//! that run at once, and the results are byte-identical to the one-thread run for any thread
+//! count, on every switch organisation, switching mode, buffer organisation and scheduler.
+mod common;
+use common::{run, run_err, without_performance, TORUS};
+
+fn example(name: &str) -> String {
+    let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Runs `text` with `sets` on 1, 2, 3 and 5 threads; all results equal the first apart from
+/// `performance`, which says how many threads ran.
+fn same_on_any_threads(text: &str, origin: &str, sets: &[&str]) {
+    same_on_threads(text, origin, sets, &[1, 2, 3, 5]);
+}
+
+fn same_on_threads(text: &str, origin: &str, sets: &[&str], counts: &[usize]) {
+    let mut reference = None;
+    for &threads in counts {
+        let n = format!("run.threads={threads}");
+        let mut all: Vec<&str> = sets.to_vec();
+        all.push(&n);
+        let r = run(text, origin, &all);
+        let lanes = r.performance.threads;
+        assert!(
+            lanes as usize <= threads && (threads == 1 || lanes > 1),
+            "{origin} {sets:?}: asked for {threads} threads, {lanes} ran"
+        );
+        let json = without_performance(&r);
+        match &reference {
+            None => reference = Some(json),
+            Some(first) => assert!(
+                *first == json,
+                "{origin} {sets:?}: {threads} threads give other results than 1"
+            ),
+        }
+    }
+}
+
+const SHORT: &[&str] = &["run.warmup=300", "run.measure=1000"];
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    SHORT.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn crossbars_vct_and_wormhole() {
+    let torus = example("torus-8x8-uniform.toml");
+    for extra in [
+        &["traffic.load=0.5"][..],
+        &["traffic.load=0.95"],
+        &["traffic.load=0.6", "switch.switching=\"wormhole\""],
+        &[
+            "traffic.load=0.6",
+            "switch.switching=\"wormhole\"",
+            "switch.output_buffer_flits=32",
+        ],
+        &[
+            "traffic.load=0.7",
+            "switch.output_buffer_flits=48",
+            "switch.speedup=2",
+        ],
+        &[
+            "traffic.load=0.7",
+            "switch.shared_buffer={total_flits=128,min_per_vl=16,max_per_vl=96}",
+        ],
+        &[
+            "traffic.load=0.4",
+            "traffic.pattern=\"hotspot\"",
+            "traffic.hotspot={endpoints=2,fraction=0.2}",
+            "run.timeseries_bin=100",
+            "run.port_timeseries=true",
+        ],
+    ] {
+        same_on_any_threads(&torus, "torus-8x8-uniform.toml", &with(extra));
+    }
+    same_on_any_threads(
+        &example("fattree-4ary3-uniform.toml"),
+        "fattree-4ary3-uniform.toml",
+        &with(&["traffic.load=0.8"]),
+    );
+}
+
+#[test]
+fn omni_path_voqsw_and_source_routes() {
+    same_on_threads(
+        &example("opa-qos-torus2d.toml"),
+        "opa-qos-torus2d.toml",
+        &["run.warmup=300", "run.measure=700", "traffic.load=0.9"],
+        &[1, 3],
+    );
+    same_on_any_threads(
+        &example("voqsw-iba-8sw.toml"),
+        "voqsw-iba-8sw.toml",
+        &with(&[]),
+    );
+    // Myrinet source routes over a 4-ary 3-tree (the example is one crossbar).
+    same_on_any_threads(
+        &example("myrinet-best-effort.toml"),
+        "myrinet-best-effort.toml",
+        &with(&["topology.k=4", "topology.n=3"]),
+    );
+}
+
+/// A deadlock is found at the same cycle, with the same blocked buffers.
+#[test]
+fn deadlock_report_does_not_depend_on_threads() {
+    let sets = [
+        "routing.engine=\"minhop\"",
+        "routing.vls=1",
+        "topology.sides=[8,8]",
+        "traffic.load=0.9",
+        "run.stall_cycles=500",
+    ];
+    let one = run(TORUS, "test", &sets);
+    assert!(one.deadlock.is_some(), "the reference run must deadlock");
+    same_on_any_threads(TORUS, "test", &sets);
+}
+
+/// Deadline-based QoS keeps one thread; `run.threads = 0` is an error naming the key; the
+/// key is not part of the resolved config.
+#[test]
+fn deadline_qos_runs_on_one_thread_and_zero_is_an_error() {
+    let r = run(
+        &example("deadline-qos-advanced_2vc.toml"),
+        "deadline-qos-advanced_2vc.toml",
+        &["run.threads=4", "run.warmup=200", "run.measure=500"],
+    );
+    assert_eq!(r.performance.threads, 1);
+    let e = run_err(TORUS, "test", &["run.threads=0"]);
+    assert!(e.contains("run.threads"), "{e}");
+    let a = run(TORUS, "test", &["run.threads=2", "run.measure=300"]);
+    let b = run(TORUS, "test", &["run.measure=300"]);
+    assert_eq!(a.config_hash, b.config_hash);
+}
+
+/// Unset, `run.threads` is every core (up to the cap a sweep sets) from 1024 simulated
+/// switches on, and 1 below.
+#[test]
+fn default_threads_follow_fabric_size_and_cap() {
+    use flitsim_sim::engine::lane::{default_threads, set_thread_cap, PARALLEL_FROM_SWITCHES};
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES - 1), 1);
+    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES), cores);
+    set_thread_cap(1);
+    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES), 1);
+    set_thread_cap(0);
+    let r = run(
+        TORUS,
+        "test",
+        &[
+            "topology.sides=[32,32]",
+            "traffic.load=0.05",
+            "run.warmup=50",
+            "run.measure=100",
+        ],
+    );
+    assert_eq!(r.performance.threads as usize, cores.min(1024));
+}
