@@ -373,6 +373,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("performance", "build_seconds"),
     ("performance", "routing_seconds"),
     ("performance", "cpu_seconds"),
+    ("performance", "threads"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
     ("performance", "flit_hops_per_second"),

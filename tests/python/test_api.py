@@ -81,6 +81,26 @@ def test_runs_in_threads_match_serial_runs(tiny_config: Path):
     assert [without_performance(r) for r in threaded] == serial
 
 
+def test_run_threads_give_the_same_results(tiny_config: Path):
+    one = flitsim.run(tiny_config, sets=["run.threads=1"])
+    two = flitsim.run(tiny_config, sets=["run.threads=2"])
+    assert one["performance"]["threads"] == 1
+    assert two["performance"]["threads"] == 2
+    assert without_performance(two) == without_performance(one)
+    assert two["config_hash"] == one["config_hash"]
+    with pytest.raises(flitsim.FlitsimError, match="run.threads"):
+        flitsim.run(tiny_config, sets=["run.threads=0"])
+
+
+def test_sweep_caps_threads_per_run_and_restores_the_cap(tiny_config: Path):
+    before = _core.set_thread_cap(7)
+    try:
+        flitsim.sweep(tiny_config, vary={"traffic.load": [0.1, 0.2]}, jobs=2, progress=None)
+        assert _core.set_thread_cap(7) == 7
+    finally:
+        _core.set_thread_cap(before)
+
+
 def test_core_returns_json_text(tiny_text: str):
     text = _core.run_json(tiny_text, "tiny.toml", ["run.measure=500"], 9)
     summary = json.loads(text)
