@@ -104,13 +104,22 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
     "with each one's cost per flit-hop relative to the 16x16.",
 )
 @click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads per run (run.threads). Default: the engine's choice (every core from 2048 "
+    "switch ports); --scale runs on one thread unless given.",
+)
+@click.option(
     "--examples-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Directory holding the scenario files (default: the copies installed with flitsim, "
     "the same as the repository's examples/).",
 )
-def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
+def bench(
+    quick: bool, scale: bool, threads: Optional[int], examples_dir: Optional[Path]
+) -> None:
     """Run the macro-benchmark scenarios and print simulation speed.
 
     With --scale: the 16x16 torus grown to 32x32 and 64x64 at equal traffic per switch, and
@@ -119,8 +128,9 @@ def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
 
     Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
     (wall nanoseconds per flit-hop), CPU nanoseconds per flit-hop (the run loop's thread CPU
-    time, where the platform has the clock), and the build time (topology, routing, table
-    checks and the simulated network), which the rates leave out.
+    time, where the platform has the clock; with several threads, the process's), the build
+    time (topology, routing, table checks and the simulated network), which the rates leave
+    out, and the threads the run took.
 
     The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
     fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
@@ -130,7 +140,7 @@ def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
     if not directory.is_dir():
         fail(f"benchmark scenario directory not found: {directory}")
     if scale:
-        _bench_scale(directory, quick)
+        _bench_scale(directory, quick, threads or 1)
         return
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
@@ -146,13 +156,16 @@ def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
         "ns/flit-hop",
         "cpu ns/fh",
         "build s",
+        "threads",
     )
-    widths = (24, 5, 11, 8, 11, 12, 11, 9, 8)
+    widths = (24, 5, 11, 8, 11, 12, 11, 9, 8, 7)
     click.echo(_row(header, widths))
     for name, filename, load in BENCH_SCENARIOS:
         sets = [f"traffic.load={load}", *BENCH_SETS]
         if quick:
             sets.extend(BENCH_QUICK_SETS)
+        if threads is not None:
+            sets.append(f"run.threads={threads}")
         r = json.loads(_run(directory / filename, sets, None))
         perf = r.get("performance") or {}
         cells = (
@@ -165,12 +178,14 @@ def bench(quick: bool, scale: bool, examples_dir: Optional[Path]) -> None:
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
             _fmt(_cpu_ns_per_flit_hop(perf), 1),
             _fmt(perf.get("build_seconds"), 3),
+            _fmt(perf.get("threads"), 0),
         )
         click.echo(_row(cells, widths))
 
 
-def _bench_scale(directory: Path, quick: bool) -> None:
-    """`flitsim bench --scale`: cost per flit-hop by fabric size (see BENCH_SCALE)."""
+def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
+    """`flitsim bench --scale`: cost per flit-hop by fabric size (see BENCH_SCALE), on
+    `threads` threads per run."""
     base = directory / BENCH_SCENARIOS[0][1]
     if not base.is_file():
         fail(f"benchmark scenario file not found in {directory}: {base.name}")
@@ -185,6 +200,7 @@ def _bench_scale(directory: Path, quick: bool) -> None:
             f"run.warmup={1000 if quick else warmup}",
             f"run.measure={2000 if quick else measure}",
             "run.per_port_stats=false",
+            f"run.threads={threads}",
         ]
         r = json.loads(_run(base, sets, None))
         perf = r.get("performance") or {}

@@ -142,6 +142,23 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
         assert float(cells[8]) >= 0
 
 
+def test_bench_threads_sets_run_threads(runner, tmp_path: Path):
+    for _, filename, _ in BENCH_SCENARIOS:
+        (tmp_path / filename).write_text(TINY_CONFIG, encoding="utf-8")
+    # A tiny fabric runs on one thread unless told otherwise (the last column).
+    result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    assert "threads" in result.stdout.splitlines()[0]
+    assert [line.split()[-1] for line in result.stdout.strip().splitlines()[1:]] == ["1"] * 3
+    result = invoke(
+        runner, "bench", "--quick", "--threads", "2", "--examples-dir", str(tmp_path)
+    )
+    assert result.exit_code == 0, result.stderr
+    assert [line.split()[-1] for line in result.stdout.strip().splitlines()[1:]] == ["2"] * 3
+    result = invoke(runner, "bench", "--threads", "0", "--examples-dir", str(tmp_path))
+    assert result.exit_code != 0 and "--threads" in result.stderr
+
+
 def test_bench_scale_prints_the_cost_relative_to_the_smallest(runner, tmp_path: Path):
     from flitsim.cli import BENCH_SCALE
 

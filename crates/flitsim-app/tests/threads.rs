@@ -135,16 +135,16 @@ fn deadline_qos_runs_on_one_thread_and_zero_is_an_error() {
     assert_eq!(a.config_hash, b.config_hash);
 }
 
-/// Unset, `run.threads` is every core (up to the cap a sweep sets) from 1024 simulated
-/// switches on, and 1 below.
+/// Unset, `run.threads` is every core (up to the cap a sweep sets) from 2048 simulated switch
+/// ports on (a 32×32 torus has 5 120), and 1 below (a 4×4 torus has 80).
 #[test]
 fn default_threads_follow_fabric_size_and_cap() {
-    use flitsim_sim::engine::lane::{default_threads, set_thread_cap, PARALLEL_FROM_SWITCHES};
+    use flitsim_sim::engine::lane::{default_threads, set_thread_cap, PARALLEL_FROM_PORTS};
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES - 1), 1);
-    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES), cores);
+    assert_eq!(default_threads(PARALLEL_FROM_PORTS - 1), 1);
+    assert_eq!(default_threads(PARALLEL_FROM_PORTS), cores);
     set_thread_cap(1);
-    assert_eq!(default_threads(PARALLEL_FROM_SWITCHES), 1);
+    assert_eq!(default_threads(PARALLEL_FROM_PORTS), 1);
     set_thread_cap(0);
     let r = run(
         TORUS,
@@ -157,4 +157,6 @@ fn default_threads_follow_fabric_size_and_cap() {
         ],
     );
     assert_eq!(r.performance.threads as usize, cores.min(1024));
+    let r = run(TORUS, "test", &["run.warmup=50", "run.measure=100"]);
+    assert_eq!(r.performance.threads, 1);
 }

@@ -621,7 +621,7 @@ impl Network {
             (Some(0), _) => return Err(err("run.threads: must be at least 1".into())),
             (_, true) => 1,
             (Some(n), false) => n as usize,
-            (None, false) => super::lane::default_threads(net.switches.len()),
+            (None, false) => super::lane::default_threads(nic_base as usize),
         };
         net.set_lanes(threads).map_err(err)?;
         net.build_seconds = started.elapsed().as_secs_f64();

@@ -546,8 +546,11 @@ impl Network {
     }
 }
 
-/// Fabrics of at least this many simulated switches run on every core by default.
-pub const PARALLEL_FROM_SWITCHES: usize = 1024;
+/// Fabrics of at least this many simulated switch ports run on every core by default (below,
+/// a cycle's work is too small for the threads to gain: on two cores a 16×16 torus, 1 280
+/// ports, runs as fast on one thread; a 24×24, 2 880 ports, 1.25× faster on two; see
+/// `docs/performance.md`).
+pub const PARALLEL_FROM_PORTS: usize = 2048;
 
 /// The most threads a run takes by default (0: no limit).
 static THREAD_CAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -563,10 +566,10 @@ pub fn thread_cap() -> usize {
     THREAD_CAP.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// The threads a run of `switches` simulated switches takes when `run.threads` is not set:
-/// every core (up to the cap) from [`PARALLEL_FROM_SWITCHES`] on, else 1.
-pub fn default_threads(switches: usize) -> usize {
-    if switches < PARALLEL_FROM_SWITCHES {
+/// The threads a run of `ports` simulated switch ports (end-node ports not counted) takes when
+/// `run.threads` is not set: every core (up to the cap) from [`PARALLEL_FROM_PORTS`] on, else 1.
+pub fn default_threads(ports: usize) -> usize {
+    if ports < PARALLEL_FROM_PORTS {
         return 1;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
