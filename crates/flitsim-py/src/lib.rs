@@ -86,7 +86,7 @@ fn cancel_clear() {
 }
 
 /// Limits the threads one run takes when its `run.threads` is not set, for this process (0:
-/// no limit; a run then takes every core from 1024 simulated switches on). A sweep running
+/// no limit; a run then takes every core from 2048 simulated switch ports on). A sweep running
 /// several experiments at once sets it so that they share the cores. Returns the previous
 /// limit.
 #[pyfunction]

@@ -54,8 +54,8 @@ pub struct RunConfig {
     pub port_timeseries: bool,
     /// Threads that simulate the run: the switches are split into this many contiguous
     /// lanes, each simulated on its own thread and synchronised every cycle (at least 1).
-    /// Default: every core (at most [`thread_cap`](crate::engine::thread_cap)) for fabrics of
-    /// 1024 simulated switches or more, 1 below. Results are byte-identical for any value,
+    /// Default: every core (at most [`thread_cap`](crate::engine::lane::thread_cap)) for
+    /// fabrics of 2048 simulated switch ports or more, 1 below. Results are byte-identical for any value,
     /// so it is left out of the resolved config and its hash; `performance.threads` says how
     /// many ran. Deadline-based QoS runs on one thread.
     #[serde(default, skip_serializing)]

@@ -7,7 +7,7 @@
 //! its head crosses a link it holds the time to deadline (TTD) instead: `TTD = D − T_local` is
 //! taken when the head leaves a node, and the next node rebuilds `D = TTD + T_local` from its
 //! own clock when the head arrives (see [`Network::deadline_depart`] and
-//! [`Network::deadline_arrive`]). Clock offsets therefore never change a comparison, which
+//! [`Lane::deadline_arrive`](super::lane::Lane::deadline_arrive)). Clock offsets therefore never change a comparison, which
 //! the tests check by running with and without skew.
 //!
 //! The host keeps, per NIC, the messages not yet cut into packets in three heaps: the
