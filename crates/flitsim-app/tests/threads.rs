@@ -2,41 +2,7 @@
 //! that run at once, and the results are byte-identical to the one-thread run for any thread
 //! count, on every switch organisation, switching mode, buffer organisation and scheduler.
 mod common;
-use common::{run, run_err, without_performance, TORUS};
-
-fn example(name: &str) -> String {
-    let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// Runs `text` with `sets` on 1, 2, 3 and 5 threads; all results equal the first apart from
-/// `performance`, which says how many threads ran.
-fn same_on_any_threads(text: &str, origin: &str, sets: &[&str]) {
-    same_on_threads(text, origin, sets, &[1, 2, 3, 5]);
-}
-
-fn same_on_threads(text: &str, origin: &str, sets: &[&str], counts: &[usize]) {
-    let mut reference = None;
-    for &threads in counts {
-        let n = format!("run.threads={threads}");
-        let mut all: Vec<&str> = sets.to_vec();
-        all.push(&n);
-        let r = run(text, origin, &all);
-        let lanes = r.performance.threads;
-        assert!(
-            lanes as usize <= threads && (threads == 1 || lanes > 1),
-            "{origin} {sets:?}: asked for {threads} threads, {lanes} ran"
-        );
-        let json = without_performance(&r);
-        match &reference {
-            None => reference = Some(json),
-            Some(first) => assert!(
-                *first == json,
-                "{origin} {sets:?}: {threads} threads give other results than 1"
-            ),
-        }
-    }
-}
+use common::{example, run, run_err, same_on_any_threads, same_on_threads, TORUS};
 
 const SHORT: &[&str] = &["run.warmup=300", "run.measure=1000"];
 

@@ -39,6 +39,41 @@ pub fn without_performance(r: &RunResult) -> String {
     serde_json::to_string(&r).unwrap()
 }
 
+/// The text of `examples/NAME`.
+pub fn example(name: &str) -> String {
+    let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Runs `text` with `sets` on 1, 2, 3 and 5 threads; all results equal the first apart from
+/// `performance`, which says how many threads ran.
+pub fn same_on_any_threads(text: &str, origin: &str, sets: &[&str]) {
+    same_on_threads(text, origin, sets, &[1, 2, 3, 5]);
+}
+
+pub fn same_on_threads(text: &str, origin: &str, sets: &[&str], counts: &[usize]) {
+    let mut reference = None;
+    for &threads in counts {
+        let n = format!("run.threads={threads}");
+        let mut all: Vec<&str> = sets.to_vec();
+        all.push(&n);
+        let r = run(text, origin, &all);
+        let lanes = r.performance.threads;
+        assert!(
+            lanes as usize <= threads && (threads == 1 || lanes > 1),
+            "{origin} {sets:?}: asked for {threads} threads, {lanes} ran"
+        );
+        let json = without_performance(&r);
+        match &reference {
+            None => reference = Some(json),
+            Some(first) => assert!(
+                *first == json,
+                "{origin} {sets:?}: {threads} threads give other results than 1"
+            ),
+        }
+    }
+}
+
 /// The error message of an experiment that must fail; panics when it runs.
 pub fn run_err(text: &str, origin: &str, overrides: &[&str]) -> String {
     match run_experiment_str(text, origin, &sets(overrides), None) {

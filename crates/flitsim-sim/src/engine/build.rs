@@ -570,6 +570,7 @@ impl Network {
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             obuf,
             lanes: Vec::new(),
+            balance_phases: 0,
             switches,
             nics,
             nic_receive,

@@ -107,6 +107,10 @@ pub(crate) struct LaneOwn {
     pub port_log: Vec<(u32, Cycle, u32)>,
     /// Routing decisions, when route tracing is on (one lane then).
     pub route_log: Vec<RouteHop>,
+    /// Time the lane's runs took since the lanes were last balanced (nanoseconds; measured
+    /// only when there are several lanes).
+    pub busy_ns: u64,
+    pub timed: bool,
 }
 
 impl LaneOwn {
@@ -123,6 +127,8 @@ impl LaneOwn {
             progress: 0,
             port_log: Vec::new(),
             route_log: Vec::new(),
+            busy_ns: 0,
+            timed: false,
         }
     }
 }
@@ -181,6 +187,14 @@ impl Lane<'_> {
     /// The switch phase of cycle `t` for this lane: link events, then every switch (in
     /// `order` when given, else in index order).
     pub fn run(&mut self, t: Cycle, in_window: bool, order: Option<&[u32]>) {
+        let started = self.own.timed.then(std::time::Instant::now);
+        self.run_switches(t, in_window, order);
+        if let Some(started) = started {
+            self.own.busy_ns += started.elapsed().as_nanos() as u64;
+        }
+    }
+
+    fn run_switches(&mut self, t: Cycle, in_window: bool, order: Option<&[u32]>) {
         self.deliver(t);
         match order {
             Some(order) => {
@@ -496,7 +510,146 @@ impl Network {
             own.port_log = log;
             own.port_log.clear();
         }
+        if self.lanes.len() > 1 {
+            self.balance_lanes();
+        }
     }
+
+    /// Every [`BALANCE_EVERY`] switch phases, moves the lanes' boundaries so that the lanes
+    /// take about equally long: from the time each lane's runs took, assumed spread evenly
+    /// over its switches, the cuts that would split that time evenly, moved half way there.
+    /// Results do not depend on the cuts (see [`Network::recut_lanes`]); only speed does.
+    fn balance_lanes(&mut self) {
+        self.balance_phases += 1;
+        let forced = FORCED_RECUT.load(std::sync::atomic::Ordering::Relaxed);
+        if forced > 0 {
+            if self.balance_phases.is_multiple_of(forced) {
+                self.recut_lanes(&pseudo_random_cuts(
+                    self.switches.len(),
+                    self.lanes.len(),
+                    self.balance_phases,
+                ));
+            }
+            return;
+        }
+        if self.balance_phases < BALANCE_EVERY {
+            return;
+        }
+        self.balance_phases = 0;
+        let n = self.lanes.len();
+        let nsw = self.switches.len();
+        let busy: Vec<f64> = self
+            .lanes
+            .iter_mut()
+            .map(|l| std::mem::take(&mut l.busy_ns) as f64)
+            .collect();
+        let total: f64 = busy.iter().sum();
+        let most = busy.iter().copied().fold(0.0, f64::max);
+        // Within 3 % of an even split: leave the lanes alone.
+        if total <= 0.0 || most * n as f64 <= 1.03 * total {
+            return;
+        }
+        let target = total / n as f64;
+        let mut cuts = vec![0usize];
+        let mut acc = 0.0;
+        for (k, l) in self.lanes.iter().enumerate() {
+            let per_switch = busy[k] / (l.switches.1 - l.switches.0) as f64;
+            for s in l.switches.0..l.switches.1 {
+                acc += per_switch;
+                let j = cuts.len();
+                if j < n && acc >= target * j as f64 && nsw - (s + 1) >= n - j {
+                    cuts.push(s + 1);
+                }
+            }
+        }
+        while cuts.len() < n {
+            // Rounding left a lane without a cut: one switch each for those still to come.
+            let j = cuts.len();
+            cuts.push(nsw - (n - j));
+        }
+        cuts.push(nsw);
+        // Half way from the current cuts (both strictly increasing, so the mean is too).
+        let moved: Vec<usize> = cuts
+            .iter()
+            .zip(std::iter::once(0).chain(self.lanes.iter().map(|l| l.switches.1)))
+            .map(|(&new, old)| (new + old) / 2)
+            .collect();
+        let unchanged = moved
+            .iter()
+            .skip(1)
+            .zip(&self.lanes)
+            .all(|(&c, l)| c == l.switches.1);
+        if !unchanged {
+            self.recut_lanes(&moved);
+        }
+    }
+
+    /// Moves the lanes' boundaries to the switches `cuts` (`0 = cuts[0] < cuts[1] < … =
+    /// switches`), handing the link events still in flight to the lane that now owns their
+    /// target port. A port's events keep their order; events of different ports in one cycle
+    /// touch different state, so their order does not matter (the lanes already receive them
+    /// in an order that depends on the cuts), and the results are those of any other cuts.
+    pub(crate) fn recut_lanes(&mut self, cuts: &[usize]) {
+        let port = |s: usize| {
+            self.switches
+                .get(s)
+                .map_or(self.nic_base as usize, |sw| sw.base as usize)
+        };
+        let mask = self.lanes[0].wheel.mask;
+        let old = std::mem::take(&mut self.lanes);
+        self.lanes = cuts
+            .windows(2)
+            .map(|w| {
+                let mut own = LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), mask as u32);
+                own.timed = true;
+                own
+            })
+            .collect();
+        for mut lane in old {
+            for (slot, events) in lane.wheel.slots.iter_mut().enumerate() {
+                for ev in events.drain(..) {
+                    let k = self
+                        .lane_of_port(ev.target)
+                        .expect("a lane's events reach switch ports");
+                    let wheel = &mut self.lanes[k].wheel;
+                    wheel.slots[slot].push(ev);
+                    wheel.pending += 1;
+                }
+            }
+        }
+        debug_assert!(self.lanes.iter().all(|l| l.wheel.mask == mask));
+    }
+}
+
+/// Switch phases between two balancings of the lanes.
+const BALANCE_EVERY: u32 = 1024;
+
+/// Test hook: every this many phases, cut the lanes at pseudo-random switches instead of
+/// balancing them (0: off).
+static FORCED_RECUT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// For tests: every `phases` switch phases, runs with several lanes move the lanes'
+/// boundaries to pseudo-random switches (0: balance them by time, as normally). Results must
+/// not change.
+#[doc(hidden)]
+pub fn force_recut_every(phases: u32) {
+    FORCED_RECUT.store(phases, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `lanes` + 1 strictly increasing cuts from 0 to `switches`, drawn from `seed`.
+fn pseudo_random_cuts(switches: usize, lanes: usize, seed: u32) -> Vec<usize> {
+    let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut cuts = vec![0usize];
+    for j in 1..lanes {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let lo = cuts[j - 1] + 1;
+        let hi = switches - (lanes - j); // leave a switch for each lane still to come
+        cuts.push(lo + (x % (hi - lo + 1) as u64) as usize);
+    }
+    cuts.push(switches);
+    cuts
 }
 
 impl Network {
@@ -534,9 +687,12 @@ impl Network {
                         .get(s)
                         .map_or(self.nic_base as usize, |sw| sw.base as usize)
                 };
-                LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), latency)
+                let mut own = LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), latency);
+                own.timed = cuts.len() > 2;
+                own
             })
             .collect();
+        self.balance_phases = 0;
         Ok(())
     }
 

@@ -177,6 +177,8 @@ pub struct Network {
     /// The lanes of the switch phase (contiguous ranges of switches; each on its own thread
     /// when there are several).
     lanes: Vec<lane::LaneOwn>,
+    /// Switch phases since the lanes were last balanced (see `Network::balance_lanes`).
+    balance_phases: u32,
     // Endpoints and traffic.
     nics: Vec<Nic>,
     /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),

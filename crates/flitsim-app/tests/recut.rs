@@ -1,0 +1,66 @@
+//! Lanes re-cut in the middle of a run (issue 19 item 2): with several threads, the switch
+//! phase moves its lanes' boundaries every so often to balance their time, handing the link
+//! events in flight to the lanes that now own their ports. The cuts depend on timing, so the
+//! results must not depend on them. Here the boundaries move to pseudo-random switches every
+//! three cycles (a test hook, process-wide: hence a test binary of its own), and every run
+//! must still give the one-thread results, byte for byte.
+mod common;
+use common::{example, run, same_on_threads, TORUS};
+use flitsim_sim::engine::lane::force_recut_every;
+
+const SHORT: &[&str] = &["run.warmup=300", "run.measure=1000"];
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    SHORT.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn results_do_not_depend_on_where_the_lanes_are_cut() {
+    force_recut_every(3);
+    let torus = example("torus-8x8-uniform.toml");
+    for extra in [
+        &["traffic.load=0.95"][..],
+        &["traffic.load=0.6", "switch.switching=\"wormhole\""],
+        &[
+            "traffic.load=0.7",
+            "switch.output_buffer_flits=48",
+            "switch.speedup=2",
+        ],
+        &[
+            "traffic.load=0.7",
+            "switch.shared_buffer={total_flits=128,min_per_vl=16,max_per_vl=96}",
+        ],
+        &[
+            "traffic.load=0.4",
+            "traffic.pattern=\"hotspot\"",
+            "traffic.hotspot={endpoints=2,fraction=0.2}",
+            "run.timeseries_bin=100",
+            "run.port_timeseries=true",
+        ],
+        // Links of 3 cycles: events several cycles ahead move between lanes.
+        &["traffic.load=0.6", "topology.link_latency=3"],
+    ] {
+        same_on_threads(&torus, "torus-8x8-uniform.toml", &with(extra), &[1, 2, 5]);
+    }
+    same_on_threads(
+        &example("fattree-4ary3-uniform.toml"),
+        "fattree-4ary3-uniform.toml",
+        &with(&["traffic.load=0.8"]),
+        &[1, 3],
+    );
+    same_on_threads(
+        &example("opa-qos-torus2d.toml"),
+        "opa-qos-torus2d.toml",
+        &["run.warmup=200", "run.measure=400", "traffic.load=0.9"],
+        &[1, 3],
+    );
+    let deadlock = [
+        "routing.engine=\"minhop\"",
+        "routing.vls=1",
+        "topology.sides=[8,8]",
+        "traffic.load=0.9",
+        "run.stall_cycles=500",
+    ];
+    assert!(run(TORUS, "test", &deadlock).deadlock.is_some());
+    same_on_threads(TORUS, "test", &deadlock, &[1, 4]);
+}
