@@ -5,47 +5,29 @@
 //! three cycles (a test hook, process-wide: hence a test binary of its own), and every run
 //! must still give the one-thread results, byte for byte.
 mod common;
-use common::{example, run, same_on_threads, TORUS};
+use common::{example, run, same_on_threads, short_with, TORUS, TORUS_VARIANTS};
 use flitsim_sim::engine::lane::force_recut_every;
-
-const SHORT: &[&str] = &["run.warmup=300", "run.measure=1000"];
-
-fn with(extra: &[&'static str]) -> Vec<&'static str> {
-    SHORT.iter().chain(extra).copied().collect()
-}
 
 #[test]
 fn results_do_not_depend_on_where_the_lanes_are_cut() {
     force_recut_every(3);
     let torus = example("torus-8x8-uniform.toml");
-    for extra in [
-        &["traffic.load=0.95"][..],
-        &["traffic.load=0.6", "switch.switching=\"wormhole\""],
-        &[
-            "traffic.load=0.7",
-            "switch.output_buffer_flits=48",
-            "switch.speedup=2",
-        ],
-        &[
-            "traffic.load=0.7",
-            "switch.shared_buffer={total_flits=128,min_per_vl=16,max_per_vl=96}",
-        ],
-        &[
-            "traffic.load=0.4",
-            "traffic.pattern=\"hotspot\"",
-            "traffic.hotspot={endpoints=2,fraction=0.2}",
-            "run.timeseries_bin=100",
-            "run.port_timeseries=true",
-        ],
-        // Links of 3 cycles: events several cycles ahead move between lanes.
-        &["traffic.load=0.6", "topology.link_latency=3"],
-    ] {
-        same_on_threads(&torus, "torus-8x8-uniform.toml", &with(extra), &[1, 2, 5]);
+    // Links of 3 cycles as well: events several cycles ahead move between lanes.
+    for extra in TORUS_VARIANTS
+        .iter()
+        .chain([&["traffic.load=0.6", "topology.link_latency=3"][..]].iter())
+    {
+        same_on_threads(
+            &torus,
+            "torus-8x8-uniform.toml",
+            &short_with(extra),
+            &[1, 2, 5],
+        );
     }
     same_on_threads(
         &example("fattree-4ary3-uniform.toml"),
         "fattree-4ary3-uniform.toml",
-        &with(&["traffic.load=0.8"]),
+        &short_with(&["traffic.load=0.8"]),
         &[1, 3],
     );
     same_on_threads(

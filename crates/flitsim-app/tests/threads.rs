@@ -2,49 +2,20 @@
 //! that run at once, and the results are byte-identical to the one-thread run for any thread
 //! count, on every switch organisation, switching mode, buffer organisation and scheduler.
 mod common;
-use common::{example, run, run_err, same_on_any_threads, same_on_threads, TORUS};
-
-const SHORT: &[&str] = &["run.warmup=300", "run.measure=1000"];
-
-fn with(extra: &[&'static str]) -> Vec<&'static str> {
-    SHORT.iter().chain(extra).copied().collect()
-}
+use common::{
+    example, run, run_err, same_on_any_threads, same_on_threads, short_with, TORUS, TORUS_VARIANTS,
+};
 
 #[test]
 fn crossbars_vct_and_wormhole() {
     let torus = example("torus-8x8-uniform.toml");
-    for extra in [
-        &["traffic.load=0.5"][..],
-        &["traffic.load=0.95"],
-        &["traffic.load=0.6", "switch.switching=\"wormhole\""],
-        &[
-            "traffic.load=0.6",
-            "switch.switching=\"wormhole\"",
-            "switch.output_buffer_flits=32",
-        ],
-        &[
-            "traffic.load=0.7",
-            "switch.output_buffer_flits=48",
-            "switch.speedup=2",
-        ],
-        &[
-            "traffic.load=0.7",
-            "switch.shared_buffer={total_flits=128,min_per_vl=16,max_per_vl=96}",
-        ],
-        &[
-            "traffic.load=0.4",
-            "traffic.pattern=\"hotspot\"",
-            "traffic.hotspot={endpoints=2,fraction=0.2}",
-            "run.timeseries_bin=100",
-            "run.port_timeseries=true",
-        ],
-    ] {
-        same_on_any_threads(&torus, "torus-8x8-uniform.toml", &with(extra));
+    for extra in TORUS_VARIANTS {
+        same_on_any_threads(&torus, "torus-8x8-uniform.toml", &short_with(extra));
     }
     same_on_any_threads(
         &example("fattree-4ary3-uniform.toml"),
         "fattree-4ary3-uniform.toml",
-        &with(&["traffic.load=0.8"]),
+        &short_with(&["traffic.load=0.8"]),
     );
 }
 
@@ -59,13 +30,13 @@ fn omni_path_voqsw_and_source_routes() {
     same_on_any_threads(
         &example("voqsw-iba-8sw.toml"),
         "voqsw-iba-8sw.toml",
-        &with(&[]),
+        &short_with(&[]),
     );
     // Myrinet source routes over a 4-ary 3-tree (the example is one crossbar).
     same_on_any_threads(
         &example("myrinet-best-effort.toml"),
         "myrinet-best-effort.toml",
-        &with(&["topology.k=4", "topology.n=3"]),
+        &short_with(&["topology.k=4", "topology.n=3"]),
     );
 }
 

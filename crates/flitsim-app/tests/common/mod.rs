@@ -74,6 +74,44 @@ pub fn same_on_threads(text: &str, origin: &str, sets: &[&str], counts: &[usize]
     }
 }
 
+/// A short run (300 + 1 000 cycles) with `extra` overrides.
+pub fn short_with(extra: &[&'static str]) -> Vec<&'static str> {
+    ["run.warmup=300", "run.measure=1000"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect()
+}
+
+/// Overrides of `examples/torus-8x8-uniform.toml` that exercise every buffer organisation
+/// and switching mode of the crossbar switch (the thread tests run each).
+pub const TORUS_VARIANTS: &[&[&str]] = &[
+    &["traffic.load=0.5"],
+    &["traffic.load=0.95"],
+    &["traffic.load=0.6", "switch.switching=\"wormhole\""],
+    &[
+        "traffic.load=0.6",
+        "switch.switching=\"wormhole\"",
+        "switch.output_buffer_flits=32",
+    ],
+    &[
+        "traffic.load=0.7",
+        "switch.output_buffer_flits=48",
+        "switch.speedup=2",
+    ],
+    &[
+        "traffic.load=0.7",
+        "switch.shared_buffer={total_flits=128,min_per_vl=16,max_per_vl=96}",
+    ],
+    &[
+        "traffic.load=0.4",
+        "traffic.pattern=\"hotspot\"",
+        "traffic.hotspot={endpoints=2,fraction=0.2}",
+        "run.timeseries_bin=100",
+        "run.port_timeseries=true",
+    ],
+];
+
 /// The error message of an experiment that must fail; panics when it runs.
 pub fn run_err(text: &str, origin: &str, overrides: &[&str]) -> String {
     match run_experiment_str(text, origin, &sets(overrides), None) {
