@@ -1,7 +1,7 @@
 //! Putting an experiment together: from its configuration to a topology, the fabric's tables
 //! (a routing engine, SC tables, or OpenSM dumps loaded from a directory) and a built
 //! [`Network`], and running it.
-use crate::config::{ExperimentConfig, TopologyConfig, VlAssignment, VoqswSlsKey};
+use crate::config::{ExperimentConfig, Forwarding, TopologyConfig, VlAssignment, VoqswSlsKey};
 use crate::ExperimentError;
 use flitsim_manager::{cdg::CdgReport, FabricConfig, RoutingRequest};
 use flitsim_sim::config::ScQosConfig;
@@ -144,6 +144,11 @@ pub fn build_fabric_at(
     topo: &Topology,
     base_dir: Option<&Path>,
 ) -> Result<(FabricConfig, Option<CdgReport>), ExperimentError> {
+    let rule = wants_rule(
+        cfg,
+        topo.num_switches() as u128,
+        topo.num_endpoints() as u128,
+    )?;
     let assignment = cfg.routing.vl_assignment;
     if assignment != VlAssignment::Engine {
         let key = match assignment {
@@ -185,7 +190,28 @@ pub fn build_fabric_at(
                             vls: cfg.routing.vls,
                             classes: cfg.traffic.classes.len() as u8,
                         };
-                        flitsim_manager::routing::route_with(topo, &engine, &req, &options)?
+                        let by_rule = if rule {
+                            flitsim_manager::routing::rule::route_computed(topo, &engine, &req)?
+                        } else {
+                            None
+                        };
+                        match by_rule {
+                            Some(f) => f,
+                            None if cfg.routing.forwarding == Forwarding::Computed => {
+                                return Err(cfg.error(
+                                    "routing.forwarding",
+                                    &format!(
+                                        "\"computed\": engine `{engine}` has no routing rule for \
+                                         topology '{}' (rules: dor on tori and meshes, dmodk on \
+                                         k-ary n-trees); use forwarding = \"tables\"",
+                                        topo.name()
+                                    ),
+                                ))
+                            }
+                            None => flitsim_manager::routing::route_with(
+                                topo, &engine, &req, &options,
+                            )?,
+                        }
                     } else {
                         fewest_vls(topo, &engine, cfg.routing.vls, &options)?
                     };
@@ -221,6 +247,54 @@ pub fn build_fabric_at(
             )));
     }
     Ok((fabric, Some(report)))
+}
+
+/// `routing.forwarding = "auto"` routes by the engine's rule from this many bytes of
+/// forwarding and path SL tables (`2 · switches · endpoints + endpoints²`) on: a 64×64 torus
+/// (48 MiB) keeps its tables, a 128×128 torus (768 MiB) and a 16-ary 4-tree (6 GiB) do not.
+pub const RULE_FROM_TABLE_BYTES: u128 = 64 << 20;
+
+/// Whether the experiment routes by the engine's rule where it has one: with
+/// `routing.forwarding = "computed"` (an error when another key needs stored tables), or
+/// `"auto"` when nothing needs the tables and they would take [`RULE_FROM_TABLE_BYTES`] or
+/// more on a fabric of this size.
+pub fn wants_rule(
+    cfg: &ExperimentConfig,
+    switches: u128,
+    endpoints: u128,
+) -> Result<bool, ExperimentError> {
+    let r = &cfg.routing;
+    let needs_tables = [
+        (r.tables.is_some(), "routing.tables"),
+        (r.lmc > 0, "routing.lmc"),
+        (r.verify, "routing.verify"),
+        (r.require_deadlock_free, "routing.require_deadlock_free"),
+        (
+            r.vl_assignment != VlAssignment::Engine,
+            "routing.vl_assignment",
+        ),
+        (cfg.qos.sc.is_some(), "qos.sc"),
+        (cfg.qos.architecture.is_some(), "qos.architecture"),
+    ]
+    .into_iter()
+    .find_map(|(on, key)| on.then_some(key));
+    let table_bytes = 2u128
+        .saturating_mul(switches)
+        .saturating_mul(endpoints)
+        .saturating_add(endpoints.saturating_mul(endpoints));
+    match (r.forwarding, needs_tables) {
+        (Forwarding::Tables, _) => Ok(false),
+        (Forwarding::Auto, None) => Ok(table_bytes >= RULE_FROM_TABLE_BYTES),
+        (Forwarding::Auto, Some(_)) => Ok(false),
+        (Forwarding::Computed, None) => Ok(true),
+        (Forwarding::Computed, Some(key)) => Err(cfg.error(
+            "routing.forwarding",
+            &format!(
+                "\"computed\" keeps no forwarding or path SL tables, but {key} needs them; use \
+                 forwarding = \"tables\" or \"auto\""
+            ),
+        )),
+    }
 }
 
 /// One class routed with as few VLs as the engine accepts (1, 2, … up to `vls`), so that VOQsw

@@ -128,22 +128,28 @@ impl FabricSize {
             .saturating_mul(s)
             .saturating_mul(e)
             .saturating_add(e.saturating_mul(e))
-            .saturating_add(
-                s.saturating_mul(self.max_ports.saturating_mul(self.max_ports))
-                    .saturating_mul(sls),
-            )
+            .saturating_add(self.sl2vl_bytes(sls))
             .saturating_add(BASE)
+    }
+
+    /// Bytes of the SL→VL tables for `sls` SLs: one per (switch, in port, out port, SL).
+    fn sl2vl_bytes(&self, sls: u128) -> u128 {
+        self.switches
+            .saturating_mul(self.max_ports.saturating_mul(self.max_ports))
+            .saturating_mul(sls)
     }
 
     /// Bytes an experiment on this fabric needs at its peak, see the module's documentation.
     /// `opa`: the hierarchical Omni-Path switch, simulated as MPort and central nodes (about
-    /// four times the ports' state).
+    /// four times the ports' state). `rule`: routed by the engine's rule, without forwarding
+    /// and path SL tables (`routing.forwarding`).
     pub fn experiment_bytes(
         &self,
         vls: u8,
         classes: usize,
         engine: Option<&str>,
         opa: bool,
+        rule: bool,
     ) -> u128 {
         let (s, e) = (self.switches, self.endpoints);
         let sls = (vls as u128).max(classes as u128).max(1);
@@ -153,9 +159,17 @@ impl FabricSize {
             Some("lash") | Some("dfsssp") => 8u128.saturating_mul(e).saturating_mul(e),
             _ => 0,
         };
-        let total = self
-            .routing_bytes(sls)
-            .saturating_add(2u128.saturating_mul(s).saturating_mul(e)) // the engine's copy of the LFTs
+        let routing = if rule {
+            // The rule's coordinates and endpoint homes, and the SL→VL tables.
+            16u128
+                .saturating_mul(s.saturating_add(e))
+                .saturating_add(self.sl2vl_bytes(sls))
+                .saturating_add(BASE)
+        } else {
+            self.routing_bytes(sls)
+                .saturating_add(2u128.saturating_mul(s).saturating_mul(e)) // the engine's copy of the LFTs
+        };
+        let total = routing
             .saturating_add(ports.saturating_mul(per_port))
             .saturating_add(paths);
         // One eighth more, to stay on the safe side of the measured peaks.
@@ -216,6 +230,39 @@ pub fn limit(cfg: &ExperimentConfig) -> Option<(u64, &'static str)> {
     }
 }
 
+/// Whether the experiment's engine has a routing rule for its topology (`dor` on tori and
+/// meshes, `dmodk` on k-ary n-trees; see `flitsim_manager::routing::rule`), judged from the
+/// built topology when there is one, else from `[topology]`.
+fn has_rule(cfg: &ExperimentConfig, topo: Option<&Topology>) -> bool {
+    use flitsim_topology::Shape;
+    let (torus, tree) = match topo {
+        // A file read as Irregular may still be a torus DOR detects.
+        Some(t) => (
+            matches!(t.shape(), Shape::Torus { .. } | Shape::Irregular),
+            matches!(t.shape(), Shape::KaryNTree { .. }),
+        ),
+        None => (
+            matches!(
+                cfg.topology,
+                TopologyConfig::Torus { .. } | TopologyConfig::Mesh { .. }
+            ),
+            matches!(cfg.topology, TopologyConfig::KaryNtree { .. }),
+        ),
+    };
+    let default = if torus && topo.is_none_or(|t| !matches!(t.shape(), Shape::Irregular)) {
+        "dor"
+    } else if tree {
+        "dmodk"
+    } else {
+        "other"
+    };
+    match cfg.routing.engine.as_deref().unwrap_or(default) {
+        "dor" => torus,
+        "dmodk" | "updown-dmodk" => tree,
+        _ => false,
+    }
+}
+
 /// Refuses an experiment whose estimate exceeds its [`limit`]. With `topo` the estimate uses
 /// the built topology; without it, the size computed from `[topology]` (nothing for files).
 pub fn check(cfg: &ExperimentConfig, topo: Option<&Topology>) -> Result<(), ExperimentError> {
@@ -231,8 +278,16 @@ pub fn check(cfg: &ExperimentConfig, topo: Option<&Topology>) -> Result<(), Expe
     };
     let engine = cfg.routing.engine.as_deref();
     let opa = cfg.switch.organisation == flitsim_sim::config::SwitchOrganisation::Opa;
+    let rule = has_rule(cfg, topo)
+        && crate::experiment::wants_rule(cfg, size.switches, size.endpoints).unwrap_or(false);
     let need = size
-        .experiment_bytes(cfg.routing.vls, cfg.traffic.classes.len(), engine, opa)
+        .experiment_bytes(
+            cfg.routing.vls,
+            cfg.traffic.classes.len(),
+            engine,
+            opa,
+            rule,
+        )
         .saturating_add(flow_bytes(cfg, size.endpoints));
     if need > limit as u128 {
         let key = if what == "run.max_memory" {

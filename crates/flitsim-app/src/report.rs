@@ -385,7 +385,7 @@ pub fn hop_stats(topo: &Topology, fabric: &FabricConfig) -> Result<HopStats, Rou
                         topo.switches()[s.0 as usize].name
                     )));
                 }
-                let port = fabric.lft[s.0 as usize][d];
+                let port = fabric.port(0, s.0, d as u32);
                 let next = (port != NO_ROUTE)
                     .then(|| topo.switch_peer(s, port))
                     .flatten()

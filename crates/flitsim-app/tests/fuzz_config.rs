@@ -42,6 +42,7 @@ fn check(text: &str, sets: &[String]) {
                     cfg.traffic.classes.len(),
                     cfg.routing.engine.as_deref(),
                     false,
+                    false,
                 );
             }
             if let Err(e) = memory::check(&cfg, None) {

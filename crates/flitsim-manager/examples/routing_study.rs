@@ -781,6 +781,7 @@ fn opensm_ebb(args: &Args) -> Res<()> {
         sl2vl: FabricConfig::build_sl2vl(&topo, 1, |_, _, _, _| 0),
         nic_sl2vl: vec![0],
         ports: FabricConfig::port_counts(&topo),
+        rule: None,
     };
     let e = ebb::effective_bisection_bandwidth(&topo, &fabric, patterns, seed)?;
     let line = format!(

@@ -95,6 +95,7 @@ const COMPACT_MIN: usize = 1 << 20;
 /// class, path) route — every path of a multipath fabric, as all LIDs of an LMC port. Fails if the tables do not fit the topology ([`FabricConfig::check_shape`]) or
 /// if any path is unroutable or loops ([`FabricConfig::trace`]).
 pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingError> {
+    let fabric = &*fabric.stored();
     fabric.check_shape(topo)?;
     let nv = fabric.num_vls as usize;
     let nodes = topo.total_switch_ports() * nv;
@@ -433,6 +434,7 @@ mod tests {
             sl2vl,
             nic_sl2vl: vec![0; routing_sls as usize],
             ports: FabricConfig::port_counts(&topo),
+            rule: None,
         };
         (topo, fabric)
     }

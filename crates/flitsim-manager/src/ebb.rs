@@ -69,7 +69,7 @@ fn path_links(
     ));
     let (mut s, _) = topo.endpoint_switch(src);
     for _ in 0..=topo.num_switches() {
-        let port = fabric.lft[s.0 as usize][dst.0 as usize];
+        let port = fabric.port(0, s.0, dst.0);
         let name = || topo.switches()[s.0 as usize].name.clone();
         if port == NO_ROUTE {
             return Err(RoutingError::Unroutable(format!(
@@ -233,6 +233,7 @@ pub fn link_loads_all_to_all(
     topo: &Topology,
     fabric: &FabricConfig,
 ) -> Result<Vec<(SwitchId, PortNum, u64)>, RoutingError> {
+    let fabric = &*fabric.stored();
     fabric.check_shape(topo)?;
     let nsw = topo.num_switches();
     let nep = topo.num_endpoints();

@@ -1,9 +1,11 @@
 //! [`FabricConfig`]: everything a fabric manager programs into switches and NICs. The
 //! simulator executes these tables exactly as switch hardware would; it never calls a routing
 //! engine.
+use crate::routing::rule::ForwardingRule;
 use crate::RoutingError;
 use flitsim_topology::{EndpointId, NodeId, PortNum, Sl, SwitchId, Topology, Vl};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// LFT entry meaning "no route".
 pub const NO_ROUTE: PortNum = PortNum::MAX;
@@ -19,7 +21,7 @@ pub const NO_ROUTE: PortNum = PortNum::MAX;
 /// The serialised form holds the tables only; [`ports`](Self::ports) is derived (from the
 /// topology when tables are built, from the sizes of the SL→VL tables when deserialised).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "FabricTables")]
+#[serde(from = "FabricTables", into = "FabricTables")]
 pub struct FabricConfig {
     /// Name of the engine that produced the tables.
     pub engine: String,
@@ -51,6 +53,12 @@ pub struct FabricConfig {
     /// [`path_sl`](Self::path_sl) are path 0. Empty for single-path routing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alt_paths: Vec<PathTables>,
+    /// Forwarding and path SLs computed by a rule instead of stored (regular fabrics whose
+    /// tables would not fit, see [`crate::routing::rule`]): when set, [`lft`](Self::lft) and
+    /// [`path_sl`](Self::path_sl) are empty, and [`port`](Self::port) and
+    /// [`wire_sl_on`](Self::wire_sl_on) ask the rule; [`with_tables`](Self::with_tables) gives
+    /// the stored form, which is also what is serialised.
+    pub rule: Option<Arc<ForwardingRule>>,
 }
 
 /// The forwarding tables and path SLs of one further path per destination (see
@@ -65,7 +73,7 @@ pub struct PathTables {
 }
 
 /// A [`FabricConfig`] as serialised: the tables, without the derived port counts.
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct FabricTables {
     engine: String,
     num_vls: u8,
@@ -77,8 +85,27 @@ struct FabricTables {
     path_sl: Vec<u8>,
     sl2vl: Vec<Vec<u8>>,
     nic_sl2vl: Vec<u8>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     alt_paths: Vec<PathTables>,
+}
+
+impl From<FabricConfig> for FabricTables {
+    /// The stored tables (computed from the rule if the fabric has one).
+    fn from(f: FabricConfig) -> Self {
+        let f = f.with_tables();
+        FabricTables {
+            engine: f.engine,
+            num_vls: f.num_vls,
+            classes: f.classes,
+            routing_sls: f.routing_sls,
+            layers: f.layers,
+            lft: f.lft,
+            path_sl: f.path_sl,
+            sl2vl: f.sl2vl,
+            nic_sl2vl: f.nic_sl2vl,
+            alt_paths: f.alt_paths,
+        }
+    }
 }
 
 impl From<FabricTables> for FabricConfig {
@@ -106,6 +133,7 @@ impl From<FabricTables> for FabricConfig {
             nic_sl2vl: t.nic_sl2vl,
             ports,
             alt_paths: t.alt_paths,
+            rule: None,
         }
     }
 }
@@ -201,12 +229,43 @@ impl FabricConfig {
         self.wire_sl_on(class, src, dst, endpoints, 0)
     }
 
+    /// The output port of switch `s` for endpoint `e` on path `k` (`k < num_paths()`), from
+    /// the tables or the [`rule`](Self::rule).
+    #[inline]
+    pub fn port(&self, k: usize, s: u32, e: u32) -> PortNum {
+        match &self.rule {
+            Some(r) if k == 0 => r.port(s, e),
+            _ => self.lft_of(k)[s as usize][e as usize],
+        }
+    }
+
+    /// This fabric with stored tables: the [`rule`](Self::rule)'s forwarding and path SLs
+    /// written out (switches × endpoints and endpoints² entries); unchanged without a rule.
+    pub fn with_tables(mut self) -> FabricConfig {
+        if let Some(r) = self.rule.take() {
+            self.lft = r.lft();
+            self.path_sl = r.path_sls(self.routing_sls);
+        }
+        self
+    }
+
+    /// This fabric with stored tables, borrowed when it has them, written out from the
+    /// [`rule`](Self::rule) otherwise: for the analyses that walk whole tables (channel
+    /// dependencies, bisection bandwidth, OpenSM dumps).
+    pub fn stored(&self) -> std::borrow::Cow<'_, FabricConfig> {
+        match self.rule {
+            None => std::borrow::Cow::Borrowed(self),
+            Some(_) => std::borrow::Cow::Owned(self.clone().with_tables()),
+        }
+    }
+
     /// Paths per destination: 1 + [`alt_paths`](Self::alt_paths).
     pub fn num_paths(&self) -> usize {
         1 + self.alt_paths.len()
     }
 
-    /// The forwarding tables of path `k` (`k < num_paths()`).
+    /// The forwarding tables of path `k` (`k < num_paths()`); empty for path 0 of a fabric
+    /// with a [`rule`](Self::rule) (use [`port`](Self::port)).
     #[inline]
     pub fn lft_of(&self, k: usize) -> &[Vec<PortNum>] {
         if k == 0 {
@@ -227,6 +286,11 @@ impl FabricConfig {
         k: usize,
     ) -> Sl {
         let p = if self.routing_sls > 1 {
+            if let (Some(r), 0) = (&self.rule, k) {
+                return Sl(
+                    (class.0 % self.classes.max(1)) * self.routing_sls + r.path_sl(src.0, dst.0)
+                );
+            }
             let table = if k == 0 {
                 &self.path_sl
             } else {
@@ -282,11 +346,19 @@ impl FabricConfig {
         if self.wire_sls() > 256 {
             return bad(format!("{} wire SLs do not fit in 8 bits", self.wire_sls()));
         }
-        if self.lft.len() != topo.num_switches() || self.sl2vl.len() != topo.num_switches() {
+        let (lft_switches, lft_endpoints) = match &self.rule {
+            Some(r) => r.size(),
+            None => (self.lft.len(), n),
+        };
+        if lft_switches != topo.num_switches() || self.sl2vl.len() != topo.num_switches() {
             return bad(format!(
-                "tables are for {} switches, topology has {}",
-                self.lft.len(),
+                "tables are for {lft_switches} switches, topology has {}",
                 topo.num_switches()
+            ));
+        }
+        if lft_endpoints != n {
+            return bad(format!(
+                "the routing rule is for {lft_endpoints} endpoints, topology has {n}"
             ));
         }
         if self.ports.len() != topo.num_switches() {
@@ -297,6 +369,10 @@ impl FabricConfig {
             ));
         }
         for (k, (lft, path_sl)) in self.paths().enumerate() {
+            if k == 0 && self.rule.is_some() {
+                // Computed: the engine checked every port the rule names against the links.
+                continue;
+            }
             let of = if k == 0 {
                 String::new()
             } else {
@@ -383,6 +459,12 @@ impl FabricConfig {
         let mut state = vec![0u8; nsw];
         let mut path = Vec::with_capacity(nsw);
         for (k, (lft, _)) in self.paths().enumerate() {
+            if k == 0 && self.rule.is_some() {
+                // A rule reaches every destination by construction: DOR corrects one
+                // coordinate per hop, d-mod-k climbs to the common ancestor and descends
+                // (each engine's documentation), over ports checked against the links.
+                continue;
+            }
             let of = if k == 0 {
                 String::new()
             } else {
@@ -481,6 +563,8 @@ impl FabricConfig {
     /// once and counts for the endpoints on the source switch. Fails like
     /// [`check_routes`](Self::check_routes) on tables that do not lead to the destination.
     pub fn path_diversity(&self, topo: &Topology) -> Result<PathDiversity, RoutingError> {
+        let stored = self.stored();
+        let this: &FabricConfig = &stored;
         use rayon::prelude::*;
         let nsw = topo.num_switches();
         let n = topo.num_endpoints();
@@ -516,7 +600,7 @@ impl FabricConfig {
             for s0 in (0..nsw).filter(|&s| eps[s] > 0 && s != t.0 as usize) {
                 for (k, seq) in seqs.iter_mut().enumerate() {
                     seq.clear();
-                    let lft = self.lft_of(k);
+                    let lft = this.lft_of(k);
                     let mut s = s0;
                     while s != t.0 as usize {
                         let out = lft[s][d];
@@ -602,11 +686,10 @@ impl FabricConfig {
     ) -> Result<Vec<Hop>, RoutingError> {
         let n = topo.num_endpoints();
         let sl = self.wire_sl_on(Sl(class), src, dst, n, k);
-        let lft = self.lft_of(k);
         let (mut s, mut in_port) = topo.endpoint_switch(src);
         let mut hops = Vec::new();
         loop {
-            let out = lft[s.0 as usize][dst.0 as usize];
+            let out = self.port(k, s.0, dst.0);
             if out == NO_ROUTE {
                 return Err(RoutingError::Unroutable(format!(
                     "switch {} has no route to endpoint {}",

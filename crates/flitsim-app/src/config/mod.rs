@@ -19,7 +19,7 @@ mod topology;
 pub mod trace;
 pub mod units;
 
-pub use routing::{FullWord, RoutingConfig, VlAssignment, VnBy, VoqswSlsKey};
+pub use routing::{Forwarding, FullWord, RoutingConfig, VlAssignment, VnBy, VoqswSlsKey};
 pub use source::ConfigSource;
 pub use topology::TopologyConfig;
 pub use units::UnitsConfig;

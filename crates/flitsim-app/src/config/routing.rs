@@ -63,6 +63,28 @@ pub struct RoutingConfig {
     /// (default: destination mod `vls`) or `source` (source mod `vls`).
     #[serde(default, skip_serializing_if = "VnBy::is_destination")]
     pub vn_by: VnBy,
+    /// How switches find a packet's output port: `tables` (stored forwarding and path SL
+    /// tables, switches × endpoints and endpoints² entries), `computed` (the engine's routing
+    /// rule evaluated per packet, O(switches + endpoints) memory: `dor` on tori and meshes,
+    /// `dmodk` on k-ary n-trees) or `auto` (default: `computed` where the engine has a rule,
+    /// nothing needs the tables and they would take 64 MiB or more). Both give the same
+    /// routes and byte-identical results, so the key is left out of the resolved
+    /// configuration and its hash.
+    #[serde(default, skip_serializing)]
+    pub forwarding: Forwarding,
+}
+
+/// `routing.forwarding`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Forwarding {
+    /// A rule where it saves memory, tables otherwise.
+    #[default]
+    Auto,
+    /// Stored tables.
+    Tables,
+    /// The engine's rule.
+    Computed,
 }
 
 /// `routing.vn_by`.
@@ -145,6 +167,7 @@ impl Default for RoutingConfig {
             voqsw_sls: None,
             voqsw_spread: false,
             vn_by: VnBy::Destination,
+            forwarding: Forwarding::Auto,
         }
     }
 }

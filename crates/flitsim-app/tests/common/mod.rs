@@ -166,6 +166,7 @@ pub fn line(k: u32, latency: u32) -> (Topology, FabricConfig) {
         sl2vl: (0..t.num_switches()).map(|_| vec![0; 16]).collect(),
         nic_sl2vl: vec![0],
         ports: FabricConfig::port_counts(&t),
+        rule: None,
     };
     (t, fabric)
 }

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 /// than InfiniBand allows, or (LMC > 0) an endpoint's LID is not the base of a free aligned
 /// block of `2^lmc` LIDs.
 pub fn write_lfts(topo: &Topology, fabric: &FabricConfig) -> Result<String, RoutingError> {
+    let fabric = &*fabric.stored();
     fabric.check_shape(topo)?;
     let ids = Ids::of(topo)?;
     let lmc = lmc_of(fabric)?;

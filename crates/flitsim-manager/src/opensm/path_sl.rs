@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 /// the SL of traffic class 0. With LMC > 0 there is a line per destination LID: the pair
 /// `src → dst` on path `k` is `<src base lid> <dst base lid + k> <sl of path k>`.
 pub fn write_path_sl(topo: &Topology, fabric: &FabricConfig) -> Result<String, RoutingError> {
+    let fabric = &*fabric.stored();
     fabric.check_shape(topo)?;
     check_ib_sls(fabric)?;
     let ids = Ids::of(topo)?;

@@ -167,6 +167,7 @@ pub fn read_tables(
         sl2vl,
         nic_sl2vl,
         ports: FabricConfig::port_counts(topo),
+        rule: None,
     };
     fabric.check_shape(topo)?;
     fabric.check_routes(topo)?;

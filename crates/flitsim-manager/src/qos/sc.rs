@@ -154,6 +154,7 @@ pub fn apply_sc_tables(
         sl2vl: lanes.sl2vl.iter().map(|t| widen(t)).collect(),
         nic_sl2vl: widen(&lanes.nic_sl2vl),
         ports: lanes.ports.clone(),
+        rule: lanes.rule.clone(),
     })
 }
 

@@ -171,6 +171,13 @@ fn check_input(fabric: &FabricConfig) -> Result<(), RoutingError> {
             fabric.classes
         ));
     }
+    if fabric.rule.is_some() {
+        return refuse(
+            "VOQsw reads the forwarding tables, but these are computed by a rule: route with \
+             stored tables (FabricConfig::with_tables)"
+                .into(),
+        );
+    }
     if !fabric.alt_paths.is_empty() {
         return refuse(format!(
             "VOQsw assigns one SL per destination and path, but the tables hold {} paths per \
@@ -603,6 +610,7 @@ impl Voqsw {
                 .map(|w| sub(fabric.nic_sl2vl[w % r], w / r))
                 .collect(),
             ports: FabricConfig::port_counts(topo),
+            rule: None,
             alt_paths: Vec::new(),
         })
     }
@@ -762,6 +770,7 @@ pub fn virtual_networks_by(
         }),
         nic_sl2vl: (0..wire).map(|w| sub(fabric.nic_sl2vl[w % r], w)).collect(),
         ports: FabricConfig::port_counts(topo),
+        rule: None,
         alt_paths: Vec::new(),
     })
 }

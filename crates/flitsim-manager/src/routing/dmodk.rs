@@ -1,8 +1,9 @@
 //! Up/down destination-mod-k routing for k-ary n-trees.
-use super::tables::{lane_fabric, pair_lane, path_sls, PathSls};
-use super::{check_port_leads_to, fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
-use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
+use super::rule::{with_rule, DmodkRule, ForwardingRule};
+use super::tables::{lane_fabric, PathSls};
+use super::{fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
+use crate::{FabricConfig, RoutingError};
+use flitsim_topology::{Shape, Topology};
 
 /// Destination-mod-k (d-mod-k) up/down routing for [`Shape::KaryNTree`] fabrics (k-ary
 /// n-trees as defined by Petrini & Vanneschi 1997, "k-ary n-trees: high performance networks
@@ -37,12 +38,23 @@ use flitsim_topology::{NodeId, PortNum, Shape, SwitchId, Topology};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DmodkEngine;
 
-impl RoutingEngine for DmodkEngine {
-    fn name(&self) -> &'static str {
-        "dmodk"
+impl DmodkEngine {
+    /// Routes `topo` by d-mod-k's rule ([`FabricConfig::rule`]) instead of tables.
+    pub(super) fn route_rule(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+    ) -> Result<Option<FabricConfig>, RoutingError> {
+        self.build(topo, req, true).map(Some)
     }
 
-    fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+    /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
+    fn build(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        computed: bool,
+    ) -> Result<FabricConfig, RoutingError> {
         let &Shape::KaryNTree { k, n } = topo.shape() else {
             return Err(RoutingError::Unroutable(format!(
                 "dmodk routes k-ary n-trees only (Shape::KaryNTree), but topology '{}' is {}",
@@ -67,46 +79,15 @@ impl RoutingEngine for DmodkEngine {
         let lanes = fit_lanes(blocks.per_class, 1, req.classes, "dmodk")?;
         let routing_sls = lanes;
 
-        let n_ep = topo.num_endpoints();
-        let mut lft = vec![vec![NO_ROUTE; n_ep]; topo.num_switches()];
-        for (s, row) in lft.iter_mut().enumerate() {
-            flitsim_topology::cancel::check()?;
-            let (l, w) = (s as u32 / per_level, s as u32 % per_level);
-            let pow_l = k.pow(l);
-            let digit_of_w = (w / pow_l) % k;
-            for (e, entry) in row.iter_mut().enumerate() {
-                let e = e as u32;
-                let digit = (e / pow_l) % k;
-                let below = e / (pow_l * k) == w / pow_l;
-                let (port, expected) = if below {
-                    let child = if l == 0 {
-                        NodeId::Endpoint(e)
-                    } else {
-                        // Descending replaces digit l-1 of the switch index.
-                        let pow_below = pow_l / k;
-                        let digit_below = (w / pow_below) % k;
-                        NodeId::Switch(
-                            (l - 1) * per_level + w - digit_below * pow_below + digit * pow_below,
-                        )
-                    };
-                    (digit, child)
-                } else {
-                    // Climbing replaces digit l of the switch index.
-                    (
-                        k + digit,
-                        NodeId::Switch(
-                            (l + 1) * per_level + w - digit_of_w * pow_l + digit * pow_l,
-                        ),
-                    )
-                };
-                let port = port as PortNum;
-                check_port_leads_to(topo, "dmodk", SwitchId(s as u32), port, expected)?;
-                *entry = port;
-            }
-        }
-
-        let path_sl = path_sls(n_ep, routing_sls, |src, dst| pair_lane(src, dst, lanes));
-        Ok(lane_fabric(
+        let rule = DmodkRule::new(k, n, per_level, lanes);
+        let rule = ForwardingRule::Dmodk(rule);
+        rule.check(topo, "dmodk")?;
+        let (lft, path_sl) = if computed {
+            (Vec::new(), Vec::new())
+        } else {
+            (rule.lft(), rule.path_sls(routing_sls))
+        };
+        let fabric = lane_fabric(
             self.name(),
             topo,
             req,
@@ -117,7 +98,22 @@ impl RoutingEngine for DmodkEngine {
                 layers: 1,
                 path_sl,
             },
-        ))
+        );
+        Ok(if computed {
+            with_rule(fabric, rule)
+        } else {
+            fabric
+        })
+    }
+}
+
+impl RoutingEngine for DmodkEngine {
+    fn name(&self) -> &'static str {
+        "dmodk"
+    }
+
+    fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        self.build(topo, req, false)
     }
 
     /// Further paths over the other minimal up/down ports (see the `multipath` module); the

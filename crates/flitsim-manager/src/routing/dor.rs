@@ -1,10 +1,9 @@
 //! Dimension-order routing (DOR) for tori and meshes with dateline VLs.
-use super::tables::{assemble_per_switch, pair_lane, path_sls, PathSls};
-use super::{check_port_leads_to, fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
-use crate::{FabricConfig, RoutingError, NO_ROUTE};
-use flitsim_topology::{
-    detect_torus, generators, EndpointId, NodeId, PortNum, Shape, SwitchId, Topology, TorusLayout,
-};
+use super::rule::{with_rule, DorRule, ForwardingRule};
+use super::tables::{assemble_per_switch, PathSls};
+use super::{fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
+use crate::{FabricConfig, RoutingError};
+use flitsim_topology::{detect_torus, generators, PortNum, Shape, SwitchId, Topology, TorusLayout};
 
 /// Dimension-order routing for [`Shape::Torus`] topologies, wrapped (torus) or not (mesh).
 ///
@@ -56,7 +55,7 @@ pub struct DorEngine;
 
 /// Direction DOR takes in a dimension of side `k` from coordinate `from` to `to` (they
 /// differ): `(plus, crosses_wrap)`. `wraps` says whether the dimension is a ring.
-fn direction(k: u32, wraps: bool, from: u32, to: u32) -> (bool, bool) {
+pub(super) fn direction(k: u32, wraps: bool, from: u32, to: u32) -> (bool, bool) {
     if !wraps {
         return (to > from, false);
     }
@@ -73,6 +72,40 @@ impl RoutingEngine for DorEngine {
     }
 
     fn route(&self, topo: &Topology, req: &RoutingRequest) -> Result<FabricConfig, RoutingError> {
+        self.build(topo, req, false)
+    }
+
+    /// DOR has one path per endpoint pair: every LID of a port gets that path (as OpenSM's
+    /// engines without multipath route the LIDs of an LMC > 0 port).
+    fn route_paths(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        paths: usize,
+    ) -> Result<FabricConfig, RoutingError> {
+        let mut f = self.route(topo, req)?;
+        f.alt_paths = super::multipath::same_paths(&f.lft, &f.path_sl, paths);
+        Ok(f)
+    }
+}
+
+impl DorEngine {
+    /// Routes `topo` by DOR's rule ([`FabricConfig::rule`]) instead of tables.
+    pub(super) fn route_rule(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+    ) -> Result<Option<FabricConfig>, RoutingError> {
+        self.build(topo, req, true).map(Some)
+    }
+
+    /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
+    fn build(
+        &self,
+        topo: &Topology,
+        req: &RoutingRequest,
+        computed: bool,
+    ) -> Result<FabricConfig, RoutingError> {
         // The layout: the generator's (switch i at position i, ports by the Shape::Torus
         // convention), or one detected from the links of a topology read from a file.
         let detected = match topo.shape() {
@@ -125,95 +158,33 @@ impl RoutingEngine for DorEngine {
         let lanes = fit_lanes(blocks.per_class / needed, sls_per_lane, req.classes, "dor")?;
         let routing_sls = (lanes as u32 * sls_per_lane) as u8;
 
-        let n_sw = topo.num_switches();
-        let n_ep = topo.num_endpoints();
-        // Position of a switch and the switch at a position.
-        let pos = |s: usize| detected.as_ref().map_or(s as u32, |l| l.position[s]);
-        let at = |i: u32| detected.as_ref().map_or(i, |l| l.switch_at[i as usize]);
-        let coords: Vec<Vec<u32>> = (0..n_sw)
-            .map(|s| generators::coords(sides, pos(s)))
-            .collect();
-        // Detected layouts: each switch's ports by neighbour, and the dimension of each port
-        // (u8::MAX: not a switch-to-switch port).
-        let (nbr_ports, port_dim) = match &detected {
-            None => (Vec::new(), Vec::new()),
-            Some(_) => {
-                let mut nbr_ports: Vec<Vec<(u32, Vec<PortNum>)>> = vec![Vec::new(); n_sw];
-                let mut port_dim: Vec<Vec<u8>> = Vec::with_capacity(n_sw);
-                for (s, list) in nbr_ports.iter_mut().enumerate() {
-                    let mut dim_of = vec![u8::MAX; topo.num_ports(SwitchId(s as u32)) as usize];
-                    for (p, t, _) in topo.switch_neighbours(SwitchId(s as u32)) {
-                        match list.iter_mut().find(|x| x.0 == t.0) {
-                            Some(x) => x.1.push(p),
-                            None => list.push((t.0, vec![p])),
-                        }
-                        let (a, b) = (&coords[s], &coords[t.0 as usize]);
+        let rule = DorRule::new(
+            topo,
+            sides,
+            wrap,
+            trunk,
+            detected.as_ref(),
+            lanes,
+            sls_per_lane,
+        );
+        let rule = ForwardingRule::Dor(rule);
+        rule.check(topo, "dor")?;
+        // Dimension of each port of the detected layouts (u8::MAX: not a switch-to-switch
+        // port); generated ones follow the port convention.
+        let port_dim: Vec<Vec<u8>> = match &detected {
+            None => Vec::new(),
+            Some(l) => (0..topo.num_switches() as u32)
+                .map(|s| {
+                    let mut dim_of = vec![u8::MAX; topo.num_ports(SwitchId(s)) as usize];
+                    let a = generators::coords(sides, l.position[s as usize]);
+                    for (p, t, _) in topo.switch_neighbours(SwitchId(s)) {
+                        let b = generators::coords(sides, l.position[t.0 as usize]);
                         dim_of[p as usize] = (0..dims).find(|&d| a[d] != b[d]).unwrap_or(0) as u8;
                     }
-                    port_dim.push(dim_of);
-                }
-                (nbr_ports, port_dim)
-            }
+                    dim_of
+                })
+                .collect(),
         };
-        let home: Vec<(SwitchId, PortNum)> = (0..n_ep as u32)
-            .map(|e| topo.endpoint_switch(EndpointId(e)))
-            .collect();
-        // Only rings of side ≥ 3 have a wrap link distinct from the ordinary one.
-        let wraps = |d: usize| wrap && sides[d] >= 3;
-
-        let mut lft = vec![vec![NO_ROUTE; n_ep]; n_sw];
-        for (s, row) in lft.iter_mut().enumerate() {
-            flitsim_topology::cancel::check()?;
-            let cs = &coords[s];
-            for (e, entry) in row.iter_mut().enumerate() {
-                let (t, eport) = home[e];
-                if t.0 as usize == s {
-                    *entry = eport;
-                    continue;
-                }
-                let ct = &coords[t.0 as usize];
-                let d = (0..dims)
-                    .find(|&d| cs[d] != ct[d])
-                    .expect("distinct switches differ in a coordinate");
-                let k = sides[d];
-                let (plus, _) = direction(k, wraps(d), cs[d], ct[d]);
-                let mut next = cs.clone();
-                next[d] = if plus {
-                    (cs[d] + 1) % k
-                } else {
-                    (cs[d] + k - 1) % k
-                };
-                let next_sw = at(generators::index(sides, &next));
-                *entry = if detected.is_some() {
-                    // The parallel links to that neighbour, in port order, spread by endpoint.
-                    let ports = &nbr_ports[s]
-                        .iter()
-                        .find(|x| x.0 == next_sw)
-                        .expect("the layout was checked against the links")
-                        .1;
-                    ports[e % ports.len()]
-                } else {
-                    let group = 2 * d as u32 + u32::from(!plus);
-                    let port = (group * trunk + e as u32 % trunk) as PortNum;
-                    let expected = NodeId::Switch(next_sw);
-                    check_port_leads_to(topo, "dor", SwitchId(s as u32), port, expected)?;
-                    port
-                };
-            }
-        }
-
-        let path_sl = path_sls(n_ep, routing_sls, |src, dst| {
-            let cs = &coords[home[src].0 .0 as usize];
-            let ct = &coords[home[dst].0 .0 as usize];
-            let mut bits = 0u32;
-            for d in (0..dims).filter(|&d| cs[d] != ct[d]) {
-                if direction(sides[d], wraps(d), cs[d], ct[d]).1 {
-                    bits |= 1 << d;
-                }
-            }
-            (pair_lane(src, dst, lanes) as u32 * sls_per_lane + bits) as u8
-        });
-
         let dim_ports = 2 * dims as u32 * trunk;
         // Dimension of output port `out` of switch `s`, if it leads to a switch.
         let dim_of = |s: SwitchId, out: PortNum| -> Option<u32> {
@@ -238,33 +209,24 @@ impl RoutingEngine for DorEngine {
             };
             (vl + crossing) as u8
         };
+        let (lft, path_sl) = if computed {
+            (Vec::new(), Vec::new())
+        } else {
+            (rule.lft(), rule.path_sls(routing_sls))
+        };
         let sls = PathSls {
             routing_sls,
             layers: needed,
             path_sl,
         };
-        Ok(assemble_per_switch(
-            self.name(),
-            topo,
-            req,
-            lft,
-            sls,
-            hop_vl,
-            |sl| lane_vl(sl).0 as u8,
-        ))
-    }
-
-    /// DOR has one path per endpoint pair: every LID of a port gets that path (as OpenSM's
-    /// engines without multipath route the LIDs of an LMC > 0 port).
-    fn route_paths(
-        &self,
-        topo: &Topology,
-        req: &RoutingRequest,
-        paths: usize,
-    ) -> Result<FabricConfig, RoutingError> {
-        let mut f = self.route(topo, req)?;
-        f.alt_paths = super::multipath::same_paths(&f.lft, &f.path_sl, paths);
-        Ok(f)
+        let fabric = assemble_per_switch(self.name(), topo, req, lft, sls, hop_vl, |sl| {
+            lane_vl(sl).0 as u8
+        });
+        Ok(if computed {
+            with_rule(fabric, rule)
+        } else {
+            fabric
+        })
     }
 }
 
@@ -273,6 +235,7 @@ mod tests {
     use super::*;
     use crate::cdg;
     use crate::routing::testutil::{all_paths, switch_hops, torus_distance};
+    use flitsim_topology::{EndpointId, NodeId};
 
     fn req(vls: u8, classes: u8) -> RoutingRequest {
         RoutingRequest { vls, classes }

@@ -56,6 +56,7 @@ mod layered;
 mod minhop;
 mod multipath;
 mod nue;
+pub mod rule;
 mod sssp;
 mod tables;
 #[cfg(test)]

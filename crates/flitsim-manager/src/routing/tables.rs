@@ -110,6 +110,7 @@ pub(super) fn assemble_per_switch(
         sl2vl,
         nic_sl2vl,
         ports: FabricConfig::port_counts(topo),
+        rule: None,
     }
 }
 

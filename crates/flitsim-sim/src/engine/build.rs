@@ -419,7 +419,7 @@ impl Network {
         let mut routes = if cfg.switch.source_routing {
             RouteSource::SourceRoute(SourceRoutes::new(topo))
         } else {
-            RouteSource::tables(&fabric)
+            RouteSource::tables(&mut fabric)
         };
         let mut flow_routes = Vec::with_capacity(flows.len());
         for (i, f) in flows.iter().enumerate() {

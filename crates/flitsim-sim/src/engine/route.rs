@@ -8,9 +8,11 @@
 use super::opa::OpaLayout;
 use super::packet::Packet;
 use crate::ids::{Sl, Vl};
+use flitsim_manager::routing::rule::ForwardingRule;
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{NodeId, PortNum, SwitchId, Topology};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How a fabric switch finds a packet's output port.
 pub(crate) enum RouteSource {
@@ -21,6 +23,9 @@ pub(crate) enum RouteSource {
         switches: usize,
         endpoints: usize,
     },
+    /// The fabric's routing rule (regular fabrics routed without stored tables, see
+    /// [`FabricConfig::rule`]); single path.
+    Computed(Arc<ForwardingRule>),
     /// Source routes: a packet's `route` indexes the first hop of its route.
     SourceRoute(SourceRoutes),
 }
@@ -74,12 +79,11 @@ impl SourceRoutes {
         if let Some(&r) = self.by_pair.get(&(src, dst, path)) {
             return r;
         }
-        let lft = fabric.lft_of(path as usize);
         let mut s = self.ep_switch[src as usize];
         let start = self.hops.len() as u32;
         // The tables were checked (`check_routes`): this walk ends at `dst`.
         loop {
-            let out = lft[s as usize][dst as usize];
+            let out = fabric.port(path as usize, s, dst);
             self.hops.push((s, out));
             match self.peer[s as usize][out as usize] {
                 u32::MAX => break,
@@ -145,14 +149,24 @@ impl SourceRoutes {
 }
 
 impl RouteSource {
-    /// Forwarding tables of every path of `fabric`.
-    pub fn tables(fabric: &FabricConfig) -> RouteSource {
+    /// Forwarding of every path of `fabric`: its rule if it has one, else its tables, which
+    /// move into the engine's flat layout (the fabric keeps empty rows: nothing reads them
+    /// once the network is built, and the tables are not held twice).
+    pub fn tables(fabric: &mut FabricConfig) -> RouteSource {
+        if let Some(rule) = &fabric.rule {
+            return RouteSource::Computed(rule.clone());
+        }
         let switches = fabric.lft.len();
         let endpoints = fabric.lft.first().map_or(0, Vec::len);
-        let lft = fabric
-            .paths()
-            .flat_map(|(lft, _)| lft.iter().flatten().copied())
-            .collect();
+        let mut lft = Vec::with_capacity(switches * endpoints * fabric.num_paths());
+        for rows in
+            std::iter::once(&mut fabric.lft).chain(fabric.alt_paths.iter_mut().map(|p| &mut p.lft))
+        {
+            for row in rows.iter_mut() {
+                lft.extend_from_slice(row);
+                *row = Vec::new();
+            }
+        }
         RouteSource::ForwardingTable {
             lft,
             switches,
@@ -169,6 +183,7 @@ impl RouteSource {
                 switches,
                 endpoints,
             } => lft[(pkt.path as usize * switches + s.0 as usize) * endpoints + pkt.dst as usize],
+            RouteSource::Computed(rule) => rule.port(s.0, pkt.dst),
             RouteSource::SourceRoute(r) => {
                 // The packet is at a switch of its route: find that hop (routes are short).
                 let mut i = pkt.route as usize;
