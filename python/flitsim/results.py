@@ -374,6 +374,7 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("performance", "routing_seconds"),
     ("performance", "cpu_seconds"),
     ("performance", "threads"),
+    ("performance", "forwarding"),
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
     ("performance", "flit_hops_per_second"),

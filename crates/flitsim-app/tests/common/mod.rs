@@ -32,6 +32,7 @@ pub fn without_performance(r: &RunResult) -> String {
         routing_seconds: 0.0,
         cpu_seconds: None,
         threads: 1,
+        forwarding: "tables".into(),
         cycles_per_second: 0.0,
         flit_hops: r.performance.flit_hops,
         flit_hops_per_second: 0.0,

@@ -364,3 +364,138 @@ pub(super) fn with_rule(mut tables: FabricConfig, rule: ForwardingRule) -> Fabri
     tables.rule = Some(Arc::new(rule));
     tables
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::route;
+    use flitsim_topology::{generators, Shape, Sl};
+
+    /// The fabric routed by rule answers every port and wire-SL question as the stored tables
+    /// of the same engine do, holds no tables itself, and writes out (and serialises) to
+    /// exactly those tables.
+    fn assert_rule_matches_tables(topo: &Topology, engine: &str, req: &RoutingRequest) {
+        let what = format!("{} {engine} {req:?}", topo.name());
+        let tables = route(topo, engine, req).unwrap();
+        let computed = route_computed(topo, engine, req)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{what}: no rule"));
+        assert!(computed.rule.is_some() && computed.lft.is_empty(), "{what}");
+        assert!(computed.path_sl.is_empty(), "{what}");
+        let n = topo.num_endpoints() as u32;
+        for s in 0..topo.num_switches() as u32 {
+            for e in 0..n {
+                assert_eq!(
+                    computed.port(0, s, e),
+                    tables.lft[s as usize][e as usize],
+                    "{what}: switch {s}, endpoint {e}"
+                );
+            }
+        }
+        for class in 0..req.classes {
+            for src in 0..n {
+                for dst in 0..n {
+                    let (a, b) = (EndpointId(src), EndpointId(dst));
+                    assert_eq!(
+                        computed.wire_sl(Sl(class), a, b, n as usize),
+                        tables.wire_sl(Sl(class), a, b, n as usize),
+                        "{what}: {src} -> {dst}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            serde_json::to_string(&computed).unwrap(),
+            serde_json::to_string(&tables).unwrap(),
+            "{what}"
+        );
+        assert_eq!(computed.with_tables(), tables, "{what}");
+    }
+
+    #[test]
+    fn dor_rule_equals_dor_tables_on_tori_and_meshes() {
+        let shapes: &[(&[u32], u32, u32)] = &[
+            (&[4, 4], 1, 1),
+            (&[5, 3], 2, 1),
+            (&[2, 6], 1, 2),
+            (&[3, 2, 4], 3, 2),
+            (&[7], 1, 1),
+        ];
+        for &(sides, eps, trunk) in shapes {
+            for wrap in [true, false] {
+                let t = generators::torus_or_mesh(sides, eps, trunk, 1, wrap).unwrap();
+                for (vls, classes) in [(2, 1), (4, 1), (8, 2)] {
+                    assert_rule_matches_tables(&t, "dor", &RoutingRequest { vls, classes });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dor_rule_routes_a_torus_read_without_its_shape() {
+        // The same links with the shape forgotten: DOR detects the layout, and the rule uses
+        // the detected ports.
+        let g = generators::torus(&[4, 3], 2, 2, 1).unwrap();
+        let t = Topology::new(
+            "irregular",
+            Shape::Irregular,
+            g.switches().to_vec(),
+            g.endpoints().to_vec(),
+            g.links().to_vec(),
+        )
+        .unwrap();
+        assert_rule_matches_tables(&t, "dor", &RoutingRequest { vls: 4, classes: 1 });
+    }
+
+    #[test]
+    fn dmodk_rule_equals_dmodk_tables_on_kary_ntrees() {
+        for (k, n) in [(2, 1), (2, 3), (3, 3), (4, 3), (5, 2)] {
+            let t = generators::kary_ntree(k, n, 1).unwrap();
+            for (vls, classes) in [(1, 1), (4, 1), (4, 2)] {
+                assert_rule_matches_tables(&t, "dmodk", &RoutingRequest { vls, classes });
+            }
+        }
+    }
+
+    #[test]
+    fn engines_without_a_rule_give_none_and_wrong_shapes_the_engines_error() {
+        let req = RoutingRequest { vls: 2, classes: 1 };
+        let torus = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+        let tree = generators::kary_ntree(4, 2, 1).unwrap();
+        for engine in ["minhop", "updn", "sssp", "ftree"] {
+            let t = if engine == "ftree" { &tree } else { &torus };
+            assert!(
+                route_computed(t, engine, &req).unwrap().is_none(),
+                "{engine}"
+            );
+        }
+        let e = route_computed(&tree, "dor", &req).unwrap_err().to_string();
+        assert!(e.contains("tori and meshes"), "{e}");
+        let e = route_computed(&torus, "dmodk", &req)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("k-ary n-trees"), "{e}");
+    }
+
+    #[test]
+    fn a_miswired_torus_is_refused_by_the_rule_check() {
+        // Swap the far ends of two links: the shape metadata no longer matches the links.
+        let g = generators::torus(&[4, 4], 1, 1, 1).unwrap();
+        let mut links = g.links().to_vec();
+        let (i, j) = (0, links.len() / 2);
+        let (bi, bj) = (links[i].b, links[j].b);
+        links[i].b = bj;
+        links[j].b = bi;
+        let t = Topology::new(
+            "miswired",
+            g.shape().clone(),
+            g.switches().to_vec(),
+            g.endpoints().to_vec(),
+            links,
+        )
+        .unwrap();
+        let req = RoutingRequest { vls: 2, classes: 1 };
+        let e = route_computed(&t, "dor", &req).unwrap_err().to_string();
+        assert!(e.contains("does not match its links"), "{e}");
+    }
+}

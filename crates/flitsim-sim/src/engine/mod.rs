@@ -777,6 +777,12 @@ impl Network {
         result.trace = trace;
         result.performance.cpu_seconds = self.cpu_seconds;
         result.performance.threads = self.lanes.len() as u32;
+        result.performance.forwarding = match &self.routes {
+            RouteSource::ForwardingTable { .. } => "tables",
+            RouteSource::Computed(_) => "computed",
+            RouteSource::SourceRoute(_) => "source",
+        }
+        .into();
         if let Some(ts) = result.timeseries.as_mut() {
             if self.counters.port_ts_ports != 0 {
                 let bins = ts.classes.first().map_or(0, |c| c.flits.len());

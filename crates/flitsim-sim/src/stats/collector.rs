@@ -428,6 +428,7 @@ impl Collector {
                 routing_seconds: 0.0,
                 cpu_seconds: None,
                 threads: 1,
+                forwarding: "tables".into(),
                 cycles_per_second: if wall > 0.0 { t as f64 / wall } else { 0.0 },
                 flit_hops: self.flit_hops,
                 flit_hops_per_second: if wall > 0.0 {

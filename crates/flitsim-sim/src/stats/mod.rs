@@ -433,6 +433,10 @@ pub struct DeadlockReport {
     pub blocked: Vec<BlockedBuffer>,
 }
 
+fn tables_word() -> String {
+    "tables".into()
+}
+
 fn one_thread() -> u32 {
     1
 }
@@ -458,6 +462,11 @@ pub struct Performance {
     /// Threads that simulated the run (`run.threads`; the results do not depend on it).
     #[serde(default = "one_thread")]
     pub threads: u32,
+    /// How the switches found output ports: `tables` (stored forwarding tables) or
+    /// `computed` (the routing engine's rule, `routing.forwarding`; the results do not
+    /// depend on it).
+    #[serde(default = "tables_word")]
+    pub forwarding: String,
     /// Simulated cycles per wall second.
     pub cycles_per_second: f64,
     /// Flit traversals of switch-to-switch links.
