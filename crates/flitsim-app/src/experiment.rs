@@ -144,11 +144,7 @@ pub fn build_fabric_at(
     topo: &Topology,
     base_dir: Option<&Path>,
 ) -> Result<(FabricConfig, Option<CdgReport>), ExperimentError> {
-    let rule = wants_rule(
-        cfg,
-        topo.num_switches() as u128,
-        topo.num_endpoints() as u128,
-    )?;
+    let rule = wants_rule(cfg)?;
     let assignment = cfg.routing.vl_assignment;
     if assignment != VlAssignment::Engine {
         let key = match assignment {
@@ -249,20 +245,12 @@ pub fn build_fabric_at(
     Ok((fabric, Some(report)))
 }
 
-/// `routing.forwarding = "auto"` routes by the engine's rule from this many bytes of
-/// forwarding and path SL tables (`2 · switches · endpoints + endpoints²`) on: a 64×64 torus
-/// (48 MiB) keeps its tables, a 128×128 torus (768 MiB) and a 16-ary 4-tree (6 GiB) do not.
-pub const RULE_FROM_TABLE_BYTES: u128 = 64 << 20;
-
 /// Whether the experiment routes by the engine's rule where it has one: with
 /// `routing.forwarding = "computed"` (an error when another key needs stored tables), or
-/// `"auto"` when nothing needs the tables and they would take [`RULE_FROM_TABLE_BYTES`] or
-/// more on a fabric of this size.
-pub fn wants_rule(
-    cfg: &ExperimentConfig,
-    switches: u128,
-    endpoints: u128,
-) -> Result<bool, ExperimentError> {
+/// `"auto"` when nothing needs the tables. The rule is as fast per packet as a table lookup
+/// on small fabrics and faster on large ones, whose tables miss the cache
+/// (`docs/performance.md`), and it needs no memory to speak of.
+pub fn wants_rule(cfg: &ExperimentConfig) -> Result<bool, ExperimentError> {
     let r = &cfg.routing;
     let needs_tables = [
         (r.tables.is_some(), "routing.tables"),
@@ -278,14 +266,9 @@ pub fn wants_rule(
     ]
     .into_iter()
     .find_map(|(on, key)| on.then_some(key));
-    let table_bytes = 2u128
-        .saturating_mul(switches)
-        .saturating_mul(endpoints)
-        .saturating_add(endpoints.saturating_mul(endpoints));
     match (r.forwarding, needs_tables) {
         (Forwarding::Tables, _) => Ok(false),
-        (Forwarding::Auto, None) => Ok(table_bytes >= RULE_FROM_TABLE_BYTES),
-        (Forwarding::Auto, Some(_)) => Ok(false),
+        (Forwarding::Auto, needs) => Ok(needs.is_none()),
         (Forwarding::Computed, None) => Ok(true),
         (Forwarding::Computed, Some(key)) => Err(cfg.error(
             "routing.forwarding",

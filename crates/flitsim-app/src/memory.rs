@@ -4,10 +4,12 @@
 //!
 //! What grows with the fabric (calibrated against peak RSS in `docs/performance.md`):
 //!
-//! * forwarding tables, `lft[switch][endpoint]` of 2 bytes, held twice (the manager's tables
-//!   and the engine's copy): `4 · S · E`;
+//! * forwarding tables, `lft[switch][endpoint]` of 2 bytes, counted twice (the manager's
+//!   tables and the engine's flat layout, built row by row while the rows are freed): `4 · S · E`;
 //! * path SLs, one byte per ordered endpoint pair when the engine uses more than one SL (not
 //!   known before routing; always counted): `E²`;
+//! * neither of these when the experiment routes by the engine's rule (`routing.forwarding`),
+//!   which keeps `16 · (S + E)` bytes of coordinates and endpoint homes instead;
 //! * SL→VL tables, one byte per (switch, in port, out port, SL): `S · P² · max(VLs, classes)`
 //!   with `P` the largest port count;
 //! * the engine's state per port (switch ports and NICs): about 512 bytes plus 128 per VL,
@@ -278,8 +280,7 @@ pub fn check(cfg: &ExperimentConfig, topo: Option<&Topology>) -> Result<(), Expe
     };
     let engine = cfg.routing.engine.as_deref();
     let opa = cfg.switch.organisation == flitsim_sim::config::SwitchOrganisation::Opa;
-    let rule = has_rule(cfg, topo)
-        && crate::experiment::wants_rule(cfg, size.switches, size.endpoints).unwrap_or(false);
+    let rule = has_rule(cfg, topo) && crate::experiment::wants_rule(cfg).unwrap_or(false);
     let need = size
         .experiment_bytes(
             cfg.routing.vls,

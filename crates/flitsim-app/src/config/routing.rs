@@ -66,10 +66,9 @@ pub struct RoutingConfig {
     /// How switches find a packet's output port: `tables` (stored forwarding and path SL
     /// tables, switches × endpoints and endpoints² entries), `computed` (the engine's routing
     /// rule evaluated per packet, O(switches + endpoints) memory: `dor` on tori and meshes,
-    /// `dmodk` on k-ary n-trees) or `auto` (default: `computed` where the engine has a rule,
-    /// nothing needs the tables and they would take 64 MiB or more). Both give the same
-    /// routes and byte-identical results, so the key is left out of the resolved
-    /// configuration and its hash.
+    /// `dmodk` on k-ary n-trees) or `auto` (default: `computed` where the engine has a rule
+    /// and nothing needs the tables). Both give the same routes and byte-identical results,
+    /// so the key is left out of the resolved configuration and its hash.
     #[serde(default, skip_serializing)]
     pub forwarding: Forwarding,
 }
