@@ -171,7 +171,7 @@ impl DorRule {
     /// The switch DOR reaches from `s` in direction `group` (`2·d + minus`), if it uses that
     /// direction from `s` (both ways round a ring; towards existing neighbours otherwise).
     fn neighbour(&self, s: u32, group: usize) -> Option<u32> {
-        let (d, plus) = (group / 2, group % 2 == 0);
+        let (d, plus) = (group / 2, group.is_multiple_of(2));
         let c = self.at(s);
         let k = self.sides[d];
         let used = if self.wraps[d] {
