@@ -121,11 +121,13 @@ pub fn run_err(text: &str, origin: &str, overrides: &[&str]) -> String {
     }
 }
 
-/// The topology and the tables of an experiment (relative paths from the current directory).
+/// The topology and the tables of an experiment (relative paths from the current directory),
+/// stored: written out from the engine's rule where the experiment routes by one, for the
+/// tests that read or edit them.
 pub fn assemble(cfg: &ExperimentConfig) -> (Topology, FabricConfig) {
     let topo = build_topology(cfg, None).unwrap();
     let (fabric, _) = build_fabric(cfg, &topo).unwrap();
-    (topo, fabric)
+    (topo, fabric.with_tables())
 }
 
 /// The built network of an experiment, and its topology.
