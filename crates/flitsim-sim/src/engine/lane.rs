@@ -32,6 +32,9 @@ use crate::stats::RouteHop;
 use flitsim_topology::PortNum;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+/// How many link events ahead the delivery loop asks for the lines an event will touch.
+const DELIVER_AHEAD: usize = 2;
+
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
 pub(crate) struct Span<'a, T> {
     base: usize,
@@ -226,7 +229,21 @@ impl Lane<'_> {
     #[inline(never)]
     fn deliver(&mut self, t: Cycle) {
         let events = self.own.wheel.take(t);
-        for ev in &events {
+        for (k, ev) in events.iter().enumerate() {
+            // The VL queue (and, for a head, the packet) the event after next reaches: their
+            // lines arrive while this one is applied.
+            if !self.prefetch_queues {
+            } else if let Some(next) = events.get(k + DELIVER_AHEAD) {
+                if next.is_flit() {
+                    let i = next.target.idx() * self.vls + next.vl.idx();
+                    if let Some(q) = self.inputs.get(i) {
+                        super::prefetch(q);
+                    }
+                    if next.flags & F_HEAD != 0 {
+                        self.packets.prefetch(next.pkt);
+                    }
+                }
+            }
             let g = ev.target.idx();
             if !ev.is_flit() {
                 self.credits.release(g, ev.vl, ev.n as u32);

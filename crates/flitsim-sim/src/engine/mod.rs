@@ -277,16 +277,23 @@ fn cpu_seconds(process: bool) -> Option<f64> {
 /// Asks the processor to bring `r`'s cache line in (a hint: no effect on results).
 #[inline(always)]
 fn prefetch<T>(r: &T) {
+    prefetch_ptr(r as *const T);
+}
+
+/// [`prefetch`] of a raw pointer (no reference is made, so another thread may own the
+/// memory meanwhile).
+#[inline(always)]
+fn prefetch_ptr<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads no memory architecturally and cannot fault; `r` is a valid
-    // reference anyway.
+    // SAFETY: a prefetch reads no memory architecturally and cannot fault, whatever the
+    // address.
     #[allow(unused_unsafe)]
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = p;
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.

@@ -216,6 +216,14 @@ impl PacketSlab {
 }
 
 impl PacketCells<'_> {
+    /// Asks for packet `id`'s line (a hint; any id is allowed).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        if id.idx() < self.len {
+            super::prefetch_ptr(self.ptr.wrapping_add(id.idx()));
+        }
+    }
+
     /// A copy of packet `id` (its head is at the calling lane).
     #[inline(always)]
     pub fn get(&self, id: PacketId) -> Packet {

@@ -110,23 +110,25 @@ struct Ordering {
 }
 
 /// A FIFO of buffered packets that keeps its first two packets inside the queue itself and
-/// moves to a heap-allocated deque only when a third arrives.
+/// moves the packets after the first to a heap-allocated deque only when a third arrives.
 ///
 /// A VL buffer rarely holds more than the tail of one packet and the head of the next, and
 /// the engine touches every VL queue of the fabric each time a flit arrives or leaves: with
 /// the front packet in the queue's first cache line, that is one line per flit instead of
 /// two to four (the queue, its deque's storage), which is what keeps the cost per flit-hop
-/// from growing with the fabric (issue 19).
+/// from growing with the fabric (issue 19). The front packet stays in line even in a long
+/// queue: a head that waits for its output is read by every allocation, the rest of the
+/// queue only when packets arrive or leave.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 struct PktRing {
-    /// The front packet (when `len` ≥ 1 and not spilled).
+    /// The front packet (when `len` ≥ 1, spilled or not).
     first: BufPkt,
     /// Packets in `first` and `second`, or [`SPILLED`].
     len: u8,
     second: BufPkt,
-    /// Every packet while `len` is [`SPILLED`] (kept allocated once used). Boxed so that
-    /// it takes 8 bytes of the queue, not a deque's 32.
+    /// Every packet after the first while `len` is [`SPILLED`] (kept allocated once used).
+    /// Boxed so that it takes 8 bytes of the queue, not a deque's 32.
     #[allow(clippy::box_collection)]
     spill: Option<Box<VecDeque<BufPkt>>>,
 }
@@ -157,7 +159,7 @@ impl PktRing {
     #[inline(always)]
     fn len(&self) -> usize {
         if self.spilled() {
-            self.deque().len()
+            1 + self.deque().len()
         } else {
             self.len as usize
         }
@@ -169,8 +171,8 @@ impl PktRing {
     #[inline(always)]
     fn get(&self, i: usize) -> Option<&BufPkt> {
         match (self.len, i) {
-            (SPILLED, _) => self.deque().get(i),
             (1.., 0) => Some(&self.first),
+            (SPILLED, _) => self.deque().get(i - 1),
             (2, 1) => Some(&self.second),
             _ => None,
         }
@@ -178,8 +180,8 @@ impl PktRing {
     #[inline(always)]
     fn get_mut(&mut self, i: usize) -> Option<&mut BufPkt> {
         match (self.len, i) {
-            (SPILLED, _) => self.deque_mut().get_mut(i),
             (1.., 0) => Some(&mut self.first),
+            (SPILLED, _) => self.deque_mut().get_mut(i - 1),
             (2, 1) => Some(&mut self.second),
             _ => None,
         }
@@ -213,13 +215,12 @@ impl PktRing {
         }
         self.len += 1;
     }
-    /// A third packet: every packet moves to the deque.
+    /// A third packet: it and the second move to the deque (the first stays in line).
     #[cold]
     #[inline(never)]
     fn spill_out(&mut self, b: BufPkt) {
-        let (f, s) = (self.first, self.second);
+        let s = self.second;
         let d = self.spill.get_or_insert_with(Default::default);
-        d.push_back(f);
         d.push_back(s);
         d.push_back(b);
         self.len = SPILLED;
@@ -239,25 +240,27 @@ impl PktRing {
     #[cold]
     #[inline(never)]
     fn pop_spilled(&mut self) {
-        self.deque_mut().pop_front();
+        self.first = self
+            .deque_mut()
+            .pop_front()
+            .expect("a spilled queue holds three packets or more");
         self.unspill();
     }
     /// Moves the packets back in line once two or fewer are left.
     fn unspill(&mut self) {
         let d = self.deque_mut();
-        if d.len() <= 2 {
-            let n = d.len() as u8;
-            let (f, s) = (d.pop_front(), d.pop_front());
-            self.first = f.unwrap_or_default();
-            self.second = s.unwrap_or_default();
+        if d.len() <= 1 {
+            let n = 1 + d.len() as u8;
+            self.second = d.pop_front().unwrap_or_default();
             self.len = n;
         }
     }
     /// Removes the `i`-th packet, keeping the order of the others.
     fn remove(&mut self, i: usize) {
         match (self.len, i) {
+            (SPILLED, 0) => self.pop_spilled(),
             (SPILLED, _) => {
-                self.deque_mut().remove(i);
+                self.deque_mut().remove(i - 1);
                 self.unspill();
             }
             (_, 0) => self.pop_front(),

@@ -153,6 +153,16 @@ impl Lane<'_> {
         // Input stage: each input offers its first eligible VL in round-robin order (its
         // oldest with the FIFO arbiter; every eligible VL with a non-multiplexed crossbar).
         let (fifo, per_vl) = (self.fifo_arbiter, self.per_vl_crossbar);
+        // On large fabrics, ask for every waiting head's queue first, so that their cache
+        // misses overlap instead of stalling the scan below one after another.
+        for ip in 0..if self.prefetch_queues { np } else { 0 } {
+            let input = base + ip;
+            if self.in_conns[input] < max_conns {
+                for v in round_robin_bits(self.waiting[input], 0) {
+                    super::prefetch(&self.inputs[input * vls + v as usize]);
+                }
+            }
+        }
         for ip in 0..np {
             let input = base + ip;
             if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
