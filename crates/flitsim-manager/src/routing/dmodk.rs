@@ -1,5 +1,5 @@
 //! Up/down destination-mod-k routing for k-ary n-trees.
-use super::rule::{with_rule, DmodkRule, ForwardingRule};
+use super::rule::{fabric_from_rule, DmodkRule, ForwardingRule};
 use super::tables::{lane_fabric, PathSls};
 use super::{fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError};
@@ -44,8 +44,8 @@ impl DmodkEngine {
         &self,
         topo: &Topology,
         req: &RoutingRequest,
-    ) -> Result<Option<FabricConfig>, RoutingError> {
-        self.build(topo, req, true).map(Some)
+    ) -> Result<FabricConfig, RoutingError> {
+        self.build(topo, req, true)
     }
 
     /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
@@ -82,28 +82,25 @@ impl DmodkEngine {
         let rule = DmodkRule::new(k, n, per_level, lanes);
         let rule = ForwardingRule::Dmodk(rule);
         rule.check(topo, "dmodk")?;
-        let (lft, path_sl) = if computed {
-            (Vec::new(), Vec::new())
-        } else {
-            (rule.lft(), rule.path_sls(routing_sls))
-        };
-        let fabric = lane_fabric(
-            self.name(),
-            topo,
-            req,
-            &blocks,
-            lft,
-            PathSls {
-                routing_sls,
-                layers: 1,
-                path_sl,
+        Ok(fabric_from_rule(
+            rule,
+            routing_sls,
+            computed,
+            |lft, path_sl| {
+                lane_fabric(
+                    self.name(),
+                    topo,
+                    req,
+                    &blocks,
+                    lft,
+                    PathSls {
+                        routing_sls,
+                        layers: 1,
+                        path_sl,
+                    },
+                )
             },
-        );
-        Ok(if computed {
-            with_rule(fabric, rule)
-        } else {
-            fabric
-        })
+        ))
     }
 }
 

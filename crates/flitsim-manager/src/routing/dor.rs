@@ -1,5 +1,5 @@
 //! Dimension-order routing (DOR) for tori and meshes with dateline VLs.
-use super::rule::{with_rule, DorRule, ForwardingRule};
+use super::rule::{fabric_from_rule, DorRule, ForwardingRule};
 use super::tables::{assemble_per_switch, PathSls};
 use super::{fit_lanes, shape_name, RoutingEngine, RoutingRequest, VlBlocks};
 use crate::{FabricConfig, RoutingError};
@@ -95,8 +95,8 @@ impl DorEngine {
         &self,
         topo: &Topology,
         req: &RoutingRequest,
-    ) -> Result<Option<FabricConfig>, RoutingError> {
-        self.build(topo, req, true).map(Some)
+    ) -> Result<FabricConfig, RoutingError> {
+        self.build(topo, req, true)
     }
 
     /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
@@ -209,24 +209,21 @@ impl DorEngine {
             };
             (vl + crossing) as u8
         };
-        let (lft, path_sl) = if computed {
-            (Vec::new(), Vec::new())
-        } else {
-            (rule.lft(), rule.path_sls(routing_sls))
-        };
-        let sls = PathSls {
+        Ok(fabric_from_rule(
+            rule,
             routing_sls,
-            layers: needed,
-            path_sl,
-        };
-        let fabric = assemble_per_switch(self.name(), topo, req, lft, sls, hop_vl, |sl| {
-            lane_vl(sl).0 as u8
-        });
-        Ok(if computed {
-            with_rule(fabric, rule)
-        } else {
-            fabric
-        })
+            computed,
+            |lft, path_sl| {
+                let sls = PathSls {
+                    routing_sls,
+                    layers: needed,
+                    path_sl,
+                };
+                assemble_per_switch(self.name(), topo, req, lft, sls, hop_vl, |sl| {
+                    lane_vl(sl).0 as u8
+                })
+            },
+        ))
     }
 }
 

@@ -346,8 +346,8 @@ pub fn route_computed(
     req: &RoutingRequest,
 ) -> Result<Option<FabricConfig>, RoutingError> {
     let fabric = match name {
-        "dor" => super::DorEngine.route_rule(topo, req)?,
-        "dmodk" | "updown-dmodk" => super::DmodkEngine.route_rule(topo, req)?,
+        "dor" => Some(super::DorEngine.route_rule(topo, req)?),
+        "dmodk" | "updown-dmodk" => Some(super::DmodkEngine.route_rule(topo, req)?),
         _ => None,
     };
     if let Some(f) = &fabric {
@@ -356,13 +356,21 @@ pub fn route_computed(
     Ok(fabric)
 }
 
-/// A fabric whose forwarding is `rule`: the SL→VL tables of `tables` (built with empty
-/// forwarding and path SL tables) and the rule.
-pub(super) fn with_rule(mut tables: FabricConfig, rule: ForwardingRule) -> FabricConfig {
-    tables.lft = Vec::new();
-    tables.path_sl = Vec::new();
-    tables.rule = Some(Arc::new(rule));
-    tables
+/// The fabric an engine with a rule builds: `assemble(lft, path_sl)` gives its SL→VL tables
+/// and the rest; with `computed` it gets empty forwarding and path SL tables and carries
+/// `rule` instead, otherwise the tables written out of `rule`.
+pub(super) fn fabric_from_rule(
+    rule: ForwardingRule,
+    routing_sls: u8,
+    computed: bool,
+    assemble: impl FnOnce(Vec<Vec<PortNum>>, Vec<u8>) -> FabricConfig,
+) -> FabricConfig {
+    if !computed {
+        return assemble(rule.lft(), rule.path_sls(routing_sls));
+    }
+    let mut fabric = assemble(Vec::new(), Vec::new());
+    fabric.rule = Some(Arc::new(rule));
+    fabric
 }
 
 #[cfg(test)]
