@@ -9,9 +9,11 @@
 //! from and to endpoints are left out: an injection link has no incoming dependency and an
 //! ejection link no outgoing one (endpoints always consume), so neither can lie on a cycle.
 //!
-//! The graph is built from the tables themselves, by tracing every (source, destination,
-//! class) path with [`FabricConfig::trace`], so it checks exactly what a simulator or a switch
-//! would execute, VL changes included.
+//! The graph is built from the tables themselves, from every (source, destination, class,
+//! path) route as [`FabricConfig::trace`] follows it, so it checks exactly what a simulator
+//! or a switch would execute, VL changes included. Routes to one destination that share a
+//! channel share everything after it, so each channel is followed once per destination,
+//! path and SL rather than once per source (see [`build_cdg`]).
 //!
 //! ```
 //! use flitsim_manager::{cdg, route, RoutingRequest};
@@ -23,8 +25,8 @@
 //! assert!(!report.deadlock_free);
 //! println!("cycle: {:?}", report.cycle.unwrap());
 //! ```
-use crate::{FabricConfig, RoutingError};
-use flitsim_topology::{EndpointId, PortNum, SwitchId, Topology};
+use crate::{FabricConfig, RoutingError, NO_ROUTE};
+use flitsim_topology::{EndpointId, NodeId, PortNum, Sl, SwitchId, Topology};
 use serde::{Deserialize, Serialize};
 
 /// One VL of the directed link that leaves `switch` through `port`.
@@ -73,7 +75,7 @@ pub struct CdgReport {
 ///
 /// Channel `(switch, port, vl)` is node `topo.port_index(switch, port) · num_vls + vl`; the
 /// successors of a node are sorted.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cdg {
     num_vls: usize,
     /// First dense port index of each switch, then the total number of ports.
@@ -94,8 +96,28 @@ const COMPACT_MIN: usize = 1 << 20;
 /// Builds the channel dependency graph of `fabric` on `topo` from every (source, destination,
 /// class, path) route — every path of a multipath fabric, as all LIDs of an LMC port. Fails if the tables do not fit the topology ([`FabricConfig::check_shape`]) or
 /// if any path is unroutable or loops ([`FabricConfig::trace`]).
+///
+/// The paths are not traced one by one. For a fixed destination, path index and wire SL, the
+/// channel a packet takes next is a function of the channel it holds (the switch and port
+/// the channel leads to, the table entry for the destination there, the SL→VL entry for that
+/// in-port, out-port and SL). So once a path reaches a channel that an earlier path of the
+/// same (destination, path, SL) already took, the rest of its dependencies are known: each
+/// channel is walked once per (destination, path, SL) instead of once per source —
+/// O(destinations · channels) instead of O(endpoints² · hops). Every path's length is still
+/// checked (each channel keeps the length of the path that remains from it). On any error
+/// the paths are traced one by one in (source, destination, class, path) order, so the error
+/// is the one the first failing path gives.
 pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingError> {
-    let fabric = &*fabric.stored();
+    let (nv, nodes) = channel_space(topo, fabric)?;
+    match walk_cdg(topo, fabric, nv, nodes)? {
+        Some(edges) => Ok(assemble(topo, nv, edges)),
+        None => build_cdg_by_paths(topo, fabric),
+    }
+}
+
+/// The VLs per link and the number of channels (CDG nodes) of `fabric` on `topo`, once the
+/// tables are checked to fit it.
+fn channel_space(topo: &Topology, fabric: &FabricConfig) -> Result<(usize, usize), RoutingError> {
     fabric.check_shape(topo)?;
     let nv = fabric.num_vls as usize;
     let nodes = topo.total_switch_ports() * nv;
@@ -104,6 +126,287 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
             "{nodes} channels are too many for the CDG"
         )));
     }
+    Ok((nv, nodes))
+}
+
+/// The channels used and the dependencies (packed `from << 32 | to`) of a fabric, or `None`
+/// when some path fails.
+type Walked = Option<(Vec<bool>, Vec<u64>)>;
+
+/// Channels reached once per (destination, path, SL); see [`build_cdg`]. Destinations are
+/// shared out among threads, each with its own marks; the union of their channels and
+/// dependencies does not depend on how. `Ok(None)` when some path fails (the caller traces
+/// them one by one for the error).
+fn walk_cdg(
+    topo: &Topology,
+    fabric: &FabricConfig,
+    nv: usize,
+    nodes: usize,
+) -> Result<Walked, RoutingError> {
+    use rayon::prelude::*;
+    let n_ep = topo.num_endpoints() as u32;
+    let pieces = 4 * rayon::current_num_threads();
+    (0..n_ep)
+        .into_par_iter()
+        .with_min_len((n_ep as usize / pieces).max(1))
+        .fold(
+            || Walker::new(nodes, fabric.wire_sls()),
+            |mut w, dst| {
+                if w.state.is_none() {
+                    if let Err(e) = flitsim_topology::cancel::check() {
+                        w.state = Some(Err(e.into()));
+                    } else if !w.destination(topo, fabric, nv, dst) {
+                        w.state = Some(Ok(()));
+                    }
+                }
+                w
+            },
+        )
+        .map(Walker::finish)
+        .reduce(|| Ok(Some((Vec::new(), Vec::new()))), merge_walks)
+}
+
+/// The union of two threads' walks: an error (cancellation) wins, then a failing path.
+fn merge_walks(
+    a: Result<Walked, RoutingError>,
+    b: Result<Walked, RoutingError>,
+) -> Result<Walked, RoutingError> {
+    let (Some((mut used, mut edges)), Some((used_b, edges_b))) = (a?, b?) else {
+        return Ok(None);
+    };
+    if used.is_empty() {
+        return Ok(Some((used_b, edges_b)));
+    }
+    if !used_b.is_empty() {
+        used.iter_mut().zip(&used_b).for_each(|(x, y)| *x |= *y);
+    }
+    edges.extend(edges_b);
+    edges.sort_unstable();
+    edges.dedup();
+    Ok(Some((used, edges)))
+}
+
+/// What a thread's walks know of a channel.
+#[derive(Clone, Copy)]
+struct Mark {
+    /// The last (destination, path, SL) that took the channel, and the channels from it to
+    /// the destination then (itself included).
+    group: u32,
+    rest: u32,
+    /// The last path that took it (a path that takes a channel twice loops).
+    walk: u32,
+    /// The last dependency recorded from it.
+    succ: u32,
+}
+
+impl Default for Mark {
+    fn default() -> Self {
+        Mark {
+            group: 0,
+            rest: 0,
+            walk: 0,
+            succ: u32::MAX,
+        }
+    }
+}
+
+/// One thread's part of [`walk_cdg`]: its marks and what it found.
+struct Walker {
+    used: Vec<bool>,
+    edges: Vec<u64>,
+    compact_at: usize,
+    /// Per channel, what the walks know of it (one line of memory per channel visited).
+    marks: Vec<Mark>,
+    g: u32,
+    w: u32,
+    /// Scratch: each source's wire SL, the sources ordered by SL, sources per SL.
+    sls: Vec<u8>,
+    by_sl: Vec<u32>,
+    count: Vec<u32>,
+    taken: Vec<u32>,
+    /// `Some(Ok(()))`: a path failed; `Some(Err(_))`: cancelled; `None`: going on.
+    state: Option<Result<(), RoutingError>>,
+}
+
+impl Walker {
+    fn new(nodes: usize, wire_sls: usize) -> Self {
+        Walker {
+            used: vec![false; nodes],
+            edges: Vec::new(),
+            compact_at: COMPACT_MIN,
+            marks: vec![Mark::default(); nodes],
+            g: 0,
+            w: 0,
+            sls: Vec::new(),
+            by_sl: Vec::new(),
+            count: vec![0; wire_sls + 1],
+            taken: Vec::new(),
+            state: None,
+        }
+    }
+
+    fn finish(mut self) -> Result<Walked, RoutingError> {
+        match self.state {
+            Some(Err(e)) => Err(e),
+            Some(Ok(())) => Ok(None),
+            None => {
+                self.edges.sort_unstable();
+                self.edges.dedup();
+                Ok(Some((self.used, self.edges)))
+            }
+        }
+    }
+
+    /// Every path to `dst`, of every class and path index. False when one fails.
+    fn destination(&mut self, topo: &Topology, fabric: &FabricConfig, nv: usize, dst: u32) -> bool {
+        let n_ep = topo.num_endpoints();
+        let n_sw = topo.num_switches();
+        for class in 0..fabric.classes {
+            for k in 0..fabric.num_paths() {
+                // The sources by wire SL (a counting sort: SLs are few).
+                self.sls.clear();
+                self.sls.extend((0..n_ep as u32).map(|src| {
+                    fabric
+                        .wire_sl_on(Sl(class), EndpointId(src), EndpointId(dst), n_ep, k)
+                        .0
+                }));
+                self.count.fill(0);
+                for &sl in &self.sls {
+                    self.count[sl as usize + 1] += 1;
+                }
+                for i in 1..self.count.len() {
+                    self.count[i] += self.count[i - 1];
+                }
+                self.by_sl.resize(n_ep, 0);
+                for (src, &sl) in self.sls.iter().enumerate() {
+                    let at = &mut self.count[sl as usize];
+                    self.by_sl[*at as usize] = src as u32;
+                    *at += 1;
+                }
+                let mut last_sl = None;
+                for i in 0..n_ep {
+                    let src = self.by_sl[i];
+                    let sl = self.sls[src as usize];
+                    if last_sl != Some(sl) {
+                        last_sl = Some(sl);
+                        self.g = next_stamp(self.g, &mut self.marks, |m| m.group = 0);
+                    }
+                    if !self.path(topo, fabric, nv, n_sw, (src, dst), k, Sl(sl)) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The path `src → dst` (path `k`, wire SL `sl`) up to the first channel of its group
+    /// already walked. False when it fails.
+    #[allow(clippy::too_many_arguments)]
+    fn path(
+        &mut self,
+        topo: &Topology,
+        fabric: &FabricConfig,
+        nv: usize,
+        n_sw: usize,
+        (src, dst): (u32, u32),
+        k: usize,
+        sl: Sl,
+    ) -> bool {
+        self.w = next_stamp(self.w, &mut self.marks, |m| m.walk = 0);
+        self.taken.clear();
+        let (mut s, mut in_port) = topo.endpoint_switch(EndpointId(src));
+        // The channels after the last one taken (0: the path ends there).
+        let mut beyond = 0u32;
+        loop {
+            let out = fabric.port(k, s.0, dst);
+            if out == NO_ROUTE {
+                return false;
+            }
+            let Some(r) = topo.switch_peer(s, out).map(|p| p.remote) else {
+                return false;
+            };
+            let t = match r.node {
+                NodeId::Endpoint(e) if e == dst => break,
+                NodeId::Endpoint(_) => return false,
+                NodeId::Switch(t) => t,
+            };
+            let vl = fabric.vl(s, in_port, out, sl).0 as usize;
+            let c = (topo.port_index(s, out) * nv + vl) as u32;
+            if let Some(&p) = self.taken.last() {
+                // Paths to many destinations share a dependency: skip the repeat of the last.
+                let m = &mut self.marks[p as usize];
+                if m.succ != c {
+                    m.succ = c;
+                    self.edges.push((p as u64) << 32 | c as u64);
+                }
+            }
+            let m = &mut self.marks[c as usize];
+            if m.walk == self.w {
+                return false; // the path loops
+            }
+            if m.group == self.g {
+                beyond = m.rest;
+                break;
+            }
+            m.walk = self.w;
+            self.used[c as usize] = true;
+            self.taken.push(c);
+            if self.taken.len() > n_sw {
+                return false; // longer than any path without a loop
+            }
+            s = SwitchId(t);
+            in_port = r.port;
+        }
+        if self.taken.len() + beyond as usize > n_sw {
+            return false;
+        }
+        let n = self.taken.len();
+        for (i, &c) in self.taken.iter().enumerate() {
+            let m = &mut self.marks[c as usize];
+            m.group = self.g;
+            m.rest = (n - i) as u32 + beyond;
+        }
+        if self.edges.len() >= self.compact_at {
+            self.edges.sort_unstable();
+            self.edges.dedup();
+            self.compact_at = (2 * self.edges.len()).max(COMPACT_MIN);
+        }
+        true
+    }
+}
+
+/// The next stamp after `s`; when the counter would wrap, every mark's stamp is cleared
+/// first (by `clear`).
+fn next_stamp(s: u32, marks: &mut [Mark], clear: impl Fn(&mut Mark)) -> u32 {
+    if s == u32::MAX {
+        marks.iter_mut().for_each(clear);
+        return 1;
+    }
+    s + 1
+}
+
+/// The CDG from its used channels and raw edges.
+fn assemble(topo: &Topology, nv: usize, (used, mut edges): (Vec<bool>, Vec<u64>)) -> Cdg {
+    edges.sort_unstable();
+    edges.dedup();
+    let mut port_base: Vec<u32> = (0..topo.num_switches() as u32)
+        .map(|s| topo.port_index(SwitchId(s), 0) as u32)
+        .collect();
+    port_base.push(topo.total_switch_ports() as u32);
+    let mut port_switch = Vec::with_capacity(topo.total_switch_ports());
+    for (s, w) in port_base.windows(2).enumerate() {
+        port_switch.resize(port_switch.len() + (w[1] - w[0]) as usize, s as u32);
+    }
+    Cdg::from_sorted_edges(nv, port_base, port_switch, used, &edges)
+}
+
+/// [`build_cdg`] by tracing every path with [`FabricConfig::trace_path`], in (source,
+/// destination, class, path) order: the reference the walk is tested against, and what
+/// names the first failing path.
+fn build_cdg_by_paths(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingError> {
+    let fabric = &*fabric.stored();
+    let (nv, nodes) = channel_space(topo, fabric)?;
     let mut used = vec![false; nodes];
     // Edge (a, b) is packed as a << 32 | b, so sorting orders by source, then target.
     let mut edges: Vec<u64> = Vec::new();
@@ -140,23 +443,7 @@ pub fn build_cdg(topo: &Topology, fabric: &FabricConfig) -> Result<Cdg, RoutingE
             }
         }
     }
-    edges.sort_unstable();
-    edges.dedup();
-    let mut port_base: Vec<u32> = (0..topo.num_switches() as u32)
-        .map(|s| topo.port_index(SwitchId(s), 0) as u32)
-        .collect();
-    port_base.push(topo.total_switch_ports() as u32);
-    let mut port_switch = Vec::with_capacity(topo.total_switch_ports());
-    for (s, w) in port_base.windows(2).enumerate() {
-        port_switch.resize(port_switch.len() + (w[1] - w[0]) as usize, s as u32);
-    }
-    Ok(Cdg::from_sorted_edges(
-        nv,
-        port_base,
-        port_switch,
-        used,
-        &edges,
-    ))
+    Ok(assemble(topo, nv, (used, edges)))
 }
 
 /// Builds the CDG of `fabric` on `topo` and analyses it; see [`Cdg::report`]. Fails with
@@ -524,6 +811,76 @@ mod tests {
         // Without the VL change the same paths close the ring.
         let (topo, fabric) = clockwise_ring(4, 2, 4, |src, _| src as u8, |_, _| 0);
         assert!(!verify(&topo, &fabric).unwrap().deadlock_free);
+    }
+
+    /// `build_cdg` (each channel walked once per destination, path and SL) gives the graph
+    /// tracing every path gives, on tori, meshes, trees and random fabrics routed by every
+    /// engine that routes them, with several VLs, classes, paths per destination and by rule.
+    #[test]
+    fn the_walk_gives_the_graph_of_every_path() {
+        use crate::routing::{engine_by_name, rule::route_computed, RoutingRequest, ENGINE_NAMES};
+        use flitsim_topology::generators::{random, RandomParams};
+        let mut topos = vec![
+            generators::torus(&[4, 4], 2, 1, 1).unwrap(),
+            generators::torus(&[5, 3], 1, 2, 1).unwrap(),
+            generators::torus_or_mesh(&[3, 4], 2, 1, 1, false).unwrap(),
+            generators::kary_ntree(2, 3, 1).unwrap(),
+            generators::kary_ntree(4, 2, 1).unwrap(),
+        ];
+        for seed in 1..=3 {
+            topos.push(
+                random(&RandomParams {
+                    switches: 12,
+                    ports: 8,
+                    endpoints_per_switch: 2,
+                    links: 18,
+                    multi_links: false,
+                    latency: 1,
+                    seed,
+                })
+                .unwrap(),
+            );
+        }
+        let mut compared = 0;
+        for topo in &topos {
+            for name in ENGINE_NAMES {
+                let engine = engine_by_name(name).unwrap();
+                for (vls, classes) in [(1, 1), (2, 1), (4, 2), (8, 1)] {
+                    let req = RoutingRequest { vls, classes };
+                    for paths in [1, 2] {
+                        let Ok(fabric) = engine.route_paths(topo, &req, paths) else {
+                            continue;
+                        };
+                        let what = format!("{} {name} {req:?} paths {paths}", topo.name());
+                        let walked = build_cdg(topo, &fabric).map_err(|e| e.to_string());
+                        let traced = build_cdg_by_paths(topo, &fabric).map_err(|e| e.to_string());
+                        assert_eq!(walked, traced, "{what}");
+                        compared += 1;
+                    }
+                    if let Ok(Some(f)) = route_computed(topo, name, &req) {
+                        let walked = build_cdg(topo, &f).unwrap();
+                        assert_eq!(walked, build_cdg_by_paths(topo, &f).unwrap());
+                        assert!(f.rule.is_some());
+                    }
+                }
+            }
+        }
+        assert!(compared > 100, "only {compared} fabrics compared");
+    }
+
+    /// Broken tables give the error of the first failing path, as tracing every path does.
+    #[test]
+    fn the_walk_reports_the_first_failing_path() {
+        let (topo, mut fabric) = plain_ring();
+        fabric.lft[1][2] = 1;
+        fabric.lft[3][0] = NO_ROUTE;
+        let walked = build_cdg(&topo, &fabric).unwrap_err().to_string();
+        let traced = build_cdg_by_paths(&topo, &fabric).unwrap_err().to_string();
+        assert_eq!(walked, traced);
+        assert!(
+            walked.contains("no route") || walked.contains("loops"),
+            "{walked}"
+        );
     }
 
     #[test]
