@@ -255,8 +255,6 @@ pub fn wants_rule(cfg: &ExperimentConfig) -> Result<bool, ExperimentError> {
     let needs_tables = [
         (r.tables.is_some(), "routing.tables"),
         (r.lmc > 0, "routing.lmc"),
-        (r.verify, "routing.verify"),
-        (r.require_deadlock_free, "routing.require_deadlock_free"),
         (
             r.vl_assignment != VlAssignment::Engine,
             "routing.vl_assignment",

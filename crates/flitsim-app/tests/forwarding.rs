@@ -56,6 +56,12 @@ fn dor_by_rule_gives_the_results_of_dor_tables() {
     );
     // Source routes are computed from the rule.
     same_by_rule(&t, "source routes", &["switch.source_routing=true"]);
+    // The channel dependency verdict (in the results as `cdg`) is the same from the rule.
+    same_by_rule(
+        &t,
+        "verified",
+        &["routing.verify=true", "routing.require_deadlock_free=true"],
+    );
 }
 
 #[test]
@@ -95,7 +101,8 @@ fn auto_takes_the_rule_where_nothing_needs_the_tables() {
     };
     assert_eq!(with(&[]), "computed");
     assert_eq!(with(&["routing.lmc=1"]), "tables");
-    assert_eq!(with(&["routing.verify=true"]), "tables");
+    // The channel dependency check reads the rule as it reads tables.
+    assert_eq!(with(&["routing.verify=true"]), "computed");
     assert_eq!(with(&["routing.engine=\"minhop\""]), "tables");
     // 128×128: 768 MiB of tables, which are not built.
     let r = run(
@@ -120,11 +127,6 @@ fn computed_forwarding_is_refused_where_tables_are_needed() {
     let t = example("torus-8x8-uniform.toml");
     let computed = "routing.forwarding=\"computed\"";
     for (key, set) in [
-        ("routing.verify", "routing.verify=true"),
-        (
-            "routing.require_deadlock_free",
-            "routing.require_deadlock_free=true",
-        ),
         ("routing.lmc", "routing.lmc=1"),
         ("routing.vl_assignment", "routing.vl_assignment=\"vn\""),
     ] {
