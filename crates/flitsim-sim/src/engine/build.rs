@@ -594,7 +594,17 @@ impl Network {
             measured_outstanding: 0,
             messages: Default::default(),
             last_progress: 0,
-            counters: Collector::new(classes, g_total * vls, cfg.run.timeseries_bin, &flows),
+            // Flits per (port, VL) only feed the `ports` table.
+            counters: Collector::new(
+                classes,
+                if cfg.run.per_port_stats {
+                    g_total * vls
+                } else {
+                    0
+                },
+                cfg.run.timeseries_bin,
+                &flows,
+            ),
             build_seconds: 0.0,
             check_every: cfg
                 .run

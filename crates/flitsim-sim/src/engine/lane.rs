@@ -178,8 +178,10 @@ pub(crate) struct Lane<'a> {
     pub rr_in: Span<'a, RoundRobinArbiter>,
     pub obuf: ObufView<'a>,
     pub switches: Span<'a, SwitchState>,
-    /// Per (port, VL), flits sent in the window (`Collector::vl_flits`).
+    /// Per (port, VL), flits sent in the window (`Collector::vl_flits`), for the `ports`
+    /// table (`run.per_port_stats`; empty without it).
     pub vl_flits: Span<'a, u64>,
+    pub port_stats: bool,
     pub packets: PacketCells<'a>,
     /// Deadline-based QoS state (one lane then).
     pub dl: Option<&'a mut DeadlineState>,
@@ -362,7 +364,7 @@ impl Lane<'_> {
         let out = self.ports[g.idx()];
         ev.target = out.peer;
         self.push(t + out.latency as u64, ev);
-        if in_window {
+        if in_window && self.port_stats {
             self.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
         }
         if self.port_series {
@@ -482,6 +484,7 @@ impl Network {
                     },
                     switches: switches.next().unwrap(),
                     vl_flits: vl_flits.next().unwrap(),
+                    port_stats: self.cfg.run.per_port_stats,
                     packets,
                     dl: dl.take(),
                     own,

@@ -133,7 +133,7 @@ impl Network {
         let out = self.ports[g.idx()];
         ev.target = out.peer;
         self.push_event(t + out.latency as u64, ev);
-        if in_window {
+        if in_window && self.cfg.run.per_port_stats {
             self.counters.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
         }
         if self.counters.port_ts_ports != 0 {
