@@ -75,11 +75,11 @@ pub enum OutputScheduler {
         order: Vec<u8>,
     },
     /// Simple Bandwidth Table.
-    Sbt(Sbt),
+    Sbt(Box<Sbt>),
     /// DTable with deficit counters.
-    DTable(DTable),
+    DTable(Box<DTable>),
     /// InfiniBand VLArbitration tables.
-    VlArb(VlArb),
+    VlArb(Box<VlArb>),
     /// Management traffic first: a packet on the management VL (InfiniBand VL15, Omni-Path
     /// SC15) always wins; the wrapped scheduler chooses among the data VLs and never sees the
     /// management VL.
@@ -126,12 +126,12 @@ impl OutputScheduler {
                 if weights.iter().all(|&w| w == 0) {
                     return Err("sbt: all weights are zero".into());
                 }
-                OutputScheduler::Sbt(Sbt {
+                OutputScheduler::Sbt(Box::new(Sbt {
                     weights: weights.clone().into(),
                     remaining: weights.clone(),
                     last_vl: 0,
                     vls,
-                })
+                }))
             }
             SchedulerConfig::Dtable { entries } => {
                 if entries.is_empty() {
@@ -151,7 +151,7 @@ impl OutputScheduler {
                         ));
                     }
                 }
-                OutputScheduler::DTable(DTable {
+                OutputScheduler::DTable(Box::new(DTable {
                     entries: entries.iter().map(|e| (e.sl, e.weight)).collect(),
                     mtu: mtu.into(),
                     deficit: vec![0; sls],
@@ -160,7 +160,7 @@ impl OutputScheduler {
                     cur_entry: entries.len() - 1,
                     last_vl: vec![vls - 1; sls],
                     vls,
-                })
+                }))
             }
             SchedulerConfig::VlArb {
                 high,
@@ -177,7 +177,7 @@ impl OutputScheduler {
                 if high.iter().chain(low.iter()).all(|&(_, w)| w == 0) {
                     return Err("vlarb: both tables are empty".into());
                 }
-                OutputScheduler::VlArb(VlArb {
+                OutputScheduler::VlArb(Box::new(VlArb {
                     high: high.clone().into(),
                     low: low.clone().into(),
                     // LimitOfHighPriority counts 4096-byte units; with 64-byte flits, 64 flits each.
@@ -187,7 +187,7 @@ impl OutputScheduler {
                     credit: [0, 0],
                     high_sent: 0,
                     last_table: 1,
-                })
+                }))
             }
         })
     }
