@@ -39,17 +39,9 @@ use flitsim_topology::{Shape, Topology};
 pub struct DmodkEngine;
 
 impl DmodkEngine {
-    /// Routes `topo` by d-mod-k's rule ([`FabricConfig::rule`]) instead of tables.
-    pub(super) fn route_rule(
-        &self,
-        topo: &Topology,
-        req: &RoutingRequest,
-    ) -> Result<FabricConfig, RoutingError> {
-        self.build(topo, req, true)
-    }
-
-    /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
-    fn build(
+    /// The tables of `topo` (`computed`: the rule, [`FabricConfig::rule`], instead of
+    /// forwarding and path SL tables).
+    pub(super) fn build(
         &self,
         topo: &Topology,
         req: &RoutingRequest,

@@ -90,17 +90,9 @@ impl RoutingEngine for DorEngine {
 }
 
 impl DorEngine {
-    /// Routes `topo` by DOR's rule ([`FabricConfig::rule`]) instead of tables.
-    pub(super) fn route_rule(
-        &self,
-        topo: &Topology,
-        req: &RoutingRequest,
-    ) -> Result<FabricConfig, RoutingError> {
-        self.build(topo, req, true)
-    }
-
-    /// The tables of `topo` (`computed`: the rule instead of forwarding and path SL tables).
-    fn build(
+    /// The tables of `topo` (`computed`: the rule, [`FabricConfig::rule`], instead of
+    /// forwarding and path SL tables).
+    pub(super) fn build(
         &self,
         topo: &Topology,
         req: &RoutingRequest,

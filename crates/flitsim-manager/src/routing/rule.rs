@@ -346,8 +346,8 @@ pub fn route_computed(
     req: &RoutingRequest,
 ) -> Result<Option<FabricConfig>, RoutingError> {
     let fabric = match name {
-        "dor" => Some(super::DorEngine.route_rule(topo, req)?),
-        "dmodk" | "updown-dmodk" => Some(super::DmodkEngine.route_rule(topo, req)?),
+        "dor" => Some(super::DorEngine.build(topo, req, true)?),
+        "dmodk" | "updown-dmodk" => Some(super::DmodkEngine.build(topo, req, true)?),
         _ => None,
     };
     if let Some(f) = &fabric {
