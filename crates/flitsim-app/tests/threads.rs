@@ -97,3 +97,64 @@ fn default_threads_follow_fabric_size_and_cap() {
     let r = run(TORUS, "test", &["run.warmup=50", "run.measure=100"]);
     assert_eq!(r.performance.threads, 1);
 }
+
+/// The NICs send in their switches' lanes; what they hand back (messages sent, for the trace
+/// replay) and what stays on the loop's thread (receiving under `nic.receive_time`, rate
+/// control's dispatch) give the same results on any number of threads: a closed-loop trace
+/// on a 4-ary 2-tree whose second messages wait for the first ones' arrival, and
+/// rate-controlled flows across it with a receive processor.
+#[test]
+fn nics_in_lanes_with_trace_replay_rate_control_and_receive_time() {
+    let dir = std::env::temp_dir().join(format!("flitsim-threads-nics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 16 tasks: task i sends to i + 5; each receiver then sends on to i + 11, 3 ns after
+    // the first message arrived (dependency kind 2: after the sender received `dep`); and
+    // task i sends to i + 3, 2 ns after its first message left (kind 1: after it sent `dep`).
+    let mut vef = String::from("VEF 16 48 1 0 0 FALSE\nC0");
+    for i in 0..16 {
+        vef += &format!(" {i}");
+    }
+    vef += "\n";
+    for i in 0..16u32 {
+        vef += &format!("{i} {i} {} {} 0 0 -1\n", (i + 5) % 16, 64 * (1 + i % 7));
+    }
+    for i in 0..16u32 {
+        let (src, dst) = ((i + 5) % 16, (i + 11) % 16);
+        vef += &format!("{} {src} {dst} {} 2 3 {i}\n", 16 + i, 64 * (2 + i % 5));
+    }
+    for i in 0..16u32 {
+        vef += &format!(
+            "{} {i} {} {} 1 2 {i}\n",
+            32 + i,
+            (i + 3) % 16,
+            64 * (1 + i % 3)
+        );
+    }
+    std::fs::write(dir.join("trace.vef"), vef).unwrap();
+    let tree = "[topology]\nkind = \"kary_ntree\"\nk = 4\nn = 2\n";
+    let replay = format!(
+        "[units]\nflit_bytes = 64\ncycle_ns = 1\n{tree}\n[[traffic.class]]\nname = \"BE\"\n\
+         message_flits = 16\n\n[traffic.trace]\npath = \"trace.vef\"\n\n[run]\nwarmup = 0\n\
+         measure = 10\n"
+    );
+    let origin = dir.join("replay.toml").display().to_string();
+    std::fs::write(&origin, &replay).unwrap();
+    let one = run(&replay, &origin, &[]);
+    let t = one.trace.as_ref().expect("trace results");
+    assert!(t.complete && t.messages == 48, "{t:?}");
+    same_on_any_threads(&replay, &origin, &[]);
+
+    let mut flows = format!(
+        "{tree}\n[nic]\nrate_control = true\ndispatch_time = 40\nreceive_time = 60\n\n\
+         [[traffic.class]]\nname = \"DATA\"\nmessage_flits = 32\n\n[run]\nwarmup = 500\n\
+         measure = 3000\n"
+    );
+    for (src, dst, idt) in [(0, 15, 50.0), (1, 15, 70.0), (5, 10, 40.0), (12, 3, 90.0)] {
+        flows += &format!(
+            "\n[[traffic.flow]]\nsrc = {src}\ndst = {dst}\nrate = 0.9\nprocess = \"cbr\"\n\
+             stop = 3500\nidt = {idt}\n"
+        );
+    }
+    same_on_any_threads(&flows, "flows.toml", &[]);
+    std::fs::remove_dir_all(dir).ok();
+}

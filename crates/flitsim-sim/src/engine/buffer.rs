@@ -134,8 +134,9 @@ impl VlAccount {
         self.orgs.get(self.org[g] as usize)
     }
 
-    /// Whether `n` more flits fit into VL `vl` of port `g`.
-    #[inline(always)]
+    /// Whether `n` more flits fit into VL `vl` of port `g` (the engine asks through
+    /// [`AccountView::fits`]; the tests through this).
+    #[cfg(test)]
     pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
         match self.org(g) {
             None => true,

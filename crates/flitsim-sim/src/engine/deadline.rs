@@ -6,9 +6,10 @@
 //! A packet's `deadline` field holds its deadline in the clock of the node that holds it; while
 //! its head crosses a link it holds the time to deadline (TTD) instead: `TTD = D − T_local` is
 //! taken when the head leaves a node, and the next node rebuilds `D = TTD + T_local` from its
-//! own clock when the head arrives (see [`Network::deadline_depart`] and
-//! [`Lane::deadline_arrive`](super::lane::Lane::deadline_arrive)). Clock offsets therefore never change a comparison, which
-//! the tests check by running with and without skew.
+//! own clock when the head arrives (see
+//! [`Lane::deadline_depart`](super::lane::Lane::deadline_depart) and
+//! [`Lane::deadline_arrive`](super::lane::Lane::deadline_arrive)). Clock offsets therefore
+//! never change a comparison, which the tests check by running with and without skew.
 //!
 //! The host keeps, per NIC, the messages not yet cut into packets in three heaps: the
 //! eligible-time queue (packets of classes with `eligible = true` wait there until
@@ -326,16 +327,6 @@ impl Lane<'_> {
 }
 
 impl Network {
-    /// The head of packet `p` leaves NIC port `g` at cycle `t` (see [`depart`]).
-    #[inline(never)]
-    pub(crate) fn deadline_depart(&mut self, p: PacketId, g: usize, t: Cycle) {
-        let Some(dl) = self.dl.as_deref_mut().filter(|d| d.edf) else {
-            return;
-        };
-        let clock = clock_at(dl, self.nic_base, &self.port_names, g, t);
-        depart(dl, &mut self.packets[p].deadline, clock);
-    }
-
     /// Stamps message `m` of class `c` at EDF host `e` (local flow: the class, or the flow).
     pub(crate) fn edf_enqueue(&mut self, e: usize, c: usize, m: Msg, t: Cycle) {
         let dl = self.dl.as_deref().expect("EDF hosts have deadline state");

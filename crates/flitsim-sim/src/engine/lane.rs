@@ -1,14 +1,16 @@
 //! The switch phase of a cycle, split into lanes that may run on several threads.
 //!
 //! A *lane* is a contiguous range of switches (and so of ports: a switch's ports are
-//! numbered together). In the switch phase of cycle `t` each lane takes the link events that
-//! reach its ports at `t` (credits, flits), then runs the cycle of each of its switches. Everything
-//! a lane changes belongs to its own ports and switches, with three exceptions that wait for
-//! the end of the phase: events for other lanes' ports or for NICs (every link has a latency
-//! of at least one cycle, so none is due before `t + 1`), the counters every lane adds to
-//! (kept per lane and summed), and the packets' `hops` and `deadline` (changed only where the
-//! packet's head is: see [`PacketCells`]). The NICs run before the phase, on the calling
-//! thread.
+//! numbered together) and the NICs attached to them. In the switch phase of cycle `t` each
+//! lane first lets its NICs send (start a packet, put flits on the link), then takes the link
+//! events that reach its ports at `t` (credits, flits), then runs the cycle of each of its
+//! switches. Everything a lane changes belongs to its own ports, switches and NICs, with
+//! three exceptions that wait for the end of the phase: events for other lanes' ports or for
+//! NICs (every link has a latency of at least one cycle, so none is due before `t + 1`), the
+//! counters every lane adds to (kept per lane and summed), and the packets' `hops`,
+//! `deadline` and `inject` (changed only where the packet's head is: see [`PacketCells`]).
+//! Before the phase, on the calling thread, the NICs take what reached them and refill their
+//! buffers from the application queues (creating packets), and the sources generate.
 //!
 //! Since a cycle is evaluate-then-commit (see the [module docs](super)), neither the order in
 //! which lanes run nor the order in which their events enter a time-wheel slot changes a
@@ -18,13 +20,14 @@ use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
 use super::link::{Event, TimeWheel, F_HEAD};
+use super::nic::{next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
 use super::queue::BufPkt;
 use super::queue::VlQueue;
 use super::route::{Organisation, RouteSource, Sl2VlTables};
 use super::switch::SwitchState;
-use super::{Network, PortInfo, PREFETCH_AHEAD, PREFETCH_CONNS};
+use super::{Network, PortInfo, VisitOrder, PREFETCH_AHEAD, PREFETCH_CONNS};
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
@@ -92,9 +95,12 @@ fn spans<'a, T>(v: &'a mut [T], cuts: &[usize], stride: usize) -> Vec<Span<'a, T
 /// update all the time, share a cache line (or the pair of lines a core fetches together).
 #[repr(align(128))]
 pub(crate) struct LaneOwn {
-    /// Switches `switches.0 .. switches.1`, ports `ports.0 .. ports.1`.
+    /// Switches `switches.0 .. switches.1`, ports `ports.0 .. ports.1`, and the NICs
+    /// (endpoints) `nics.0 .. nics.1`, those attached to the lane's switches where the
+    /// endpoints are numbered in the order of their switches.
     pub switches: (usize, usize),
     pub ports: (usize, usize),
+    pub nics: (usize, usize),
     /// Events reaching this lane's ports.
     pub wheel: TimeWheel,
     pub alloc: SeparableAllocator,
@@ -110,6 +116,12 @@ pub(crate) struct LaneOwn {
     pub port_log: Vec<(u32, Cycle, u32)>,
     /// Routing decisions, when route tracing is on (one lane then).
     pub route_log: Vec<RouteHop>,
+    /// Messages whose flits the lane's NICs sent: (message entry, flits), in NIC order.
+    pub sent: Vec<(u32, u32)>,
+    /// The lane's NICs with flits in their buffers (bit `e − nics.0`), and those whose
+    /// `skip` ran out in this phase.
+    pub nic_active: Vec<u64>,
+    pub ready: Vec<u32>,
     /// Time the lane's runs took since the lanes were last balanced (nanoseconds; measured
     /// only when there are several lanes).
     pub busy_ns: u64,
@@ -117,10 +129,16 @@ pub(crate) struct LaneOwn {
 }
 
 impl LaneOwn {
-    pub fn new(switches: (usize, usize), ports: (usize, usize), max_latency: u32) -> Self {
+    pub fn new(
+        switches: (usize, usize),
+        ports: (usize, usize),
+        nics: (usize, usize),
+        max_latency: u32,
+    ) -> Self {
         LaneOwn {
             switches,
             ports,
+            nics,
             wheel: TimeWheel::new(max_latency),
             alloc: SeparableAllocator::default(),
             cands: Vec::new(),
@@ -130,6 +148,9 @@ impl LaneOwn {
             progress: 0,
             port_log: Vec::new(),
             route_log: Vec::new(),
+            sent: Vec::new(),
+            nic_active: vec![0; (nics.1 - nics.0).div_ceil(64)],
+            ready: Vec::new(),
             busy_ns: 0,
             timed: false,
         }
@@ -144,6 +165,39 @@ pub(crate) struct ObufView<'a> {
     pub cur: Span<'a, Vl>,
     pub stalled: Span<'a, bool>,
     pub xsched: Span<'a, OutputScheduler>,
+}
+
+/// The NICs of a lane: their state, their NIC buffers' accounts (indexed by endpoint), and
+/// their ports' output side (indexed by port).
+pub(crate) struct NicPart<'a> {
+    pub nics: Span<'a, Nic>,
+    pub buf: AccountView<'a>,
+    pub credits: AccountView<'a>,
+    pub vl_owner: Span<'a, PacketId>,
+    pub sched: Span<'a, OutputScheduler>,
+    /// Per (port, VL), flits sent in the window (as [`Lane::vl_flits`]).
+    pub vl_flits: Span<'a, u64>,
+}
+
+/// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all of
+/// it under virtual cut-through; one credit and the VL not held by another packet under
+/// wormhole.
+#[inline]
+pub(crate) fn can_start(
+    switching: Switching,
+    credits: &AccountView<'_>,
+    vl_owner: &Span<'_, PacketId>,
+    vls: usize,
+    g: usize,
+    vl: Vl,
+    remaining: u32,
+) -> bool {
+    match switching {
+        Switching::Vct => credits.fits(g, vl, remaining),
+        Switching::Wormhole => {
+            vl_owner[g * vls + vl.idx()] == PacketId::NONE && credits.fits(g, vl, 1)
+        }
+    }
 }
 
 /// One lane of the switch phase: read-only views of the fabric and the lane's own part of
@@ -183,17 +237,36 @@ pub(crate) struct Lane<'a> {
     pub vl_flits: Span<'a, u64>,
     pub port_stats: bool,
     pub packets: PacketCells<'a>,
+    pub nic: NicPart<'a>,
     /// Deadline-based QoS state (one lane then).
     pub dl: Option<&'a mut DeadlineState>,
     pub own: &'a mut LaneOwn,
 }
 
 impl Lane<'_> {
-    /// The switch phase of cycle `t` for this lane: link events, then every switch (in
-    /// `order` when given, else in index order).
-    pub fn run(&mut self, t: Cycle, in_window: bool, order: Option<&[u32]>) {
+    /// The switch phase of cycle `t` for this lane: its NICs' sending, link events, then
+    /// every switch (NICs and switches in `order` when given, else in index order).
+    pub fn run(&mut self, t: Cycle, in_window: bool, order: Option<&VisitOrder>) {
         let started = self.own.timed.then(std::time::Instant::now);
-        self.run_switches(t, in_window, order);
+        let base = self.own.nics.0;
+        match order {
+            Some(order) => {
+                for &e in &order.nics {
+                    let i = e as usize - base;
+                    if self.own.nic_active[i / 64] & (1 << (i % 64)) != 0 {
+                        self.nic_cycle(e as usize, t, in_window);
+                    }
+                }
+            }
+            None => {
+                let mut i = 0;
+                while let Some(k) = next_bit(&self.own.nic_active, i) {
+                    self.nic_cycle(base + k, t, in_window);
+                    i = k + 1;
+                }
+            }
+        }
+        self.run_switches(t, in_window, order.map(|o| o.switches.as_slice()));
         if let Some(started) = started {
             self.own.busy_ns += started.elapsed().as_nanos() as u64;
         }
@@ -345,17 +418,19 @@ impl Lane<'_> {
     /// under wormhole.
     #[inline]
     pub(crate) fn can_start(&self, g: usize, vl: Vl, remaining: u32) -> bool {
-        match self.switching {
-            Switching::Vct => self.credits.fits(g, vl, remaining),
-            Switching::Wormhole => {
-                self.vl_owner[g * self.vls + vl.idx()] == PacketId::NONE
-                    && self.credits.fits(g, vl, 1)
-            }
-        }
+        can_start(
+            self.switching,
+            &self.credits,
+            &self.vl_owner,
+            self.vls,
+            g,
+            vl,
+            remaining,
+        )
     }
 
-    /// Sends the flit batch `ev` over the link of output port `g` and counts it (see
-    /// [`Network::transmit`], the NICs' side).
+    /// Sends the flit batch `ev` over the link of output port `g` (a switch's, or one of the
+    /// lane's NICs') and counts it.
     #[inline(always)]
     pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
         if ev.flags & super::link::F_HEAD != 0 && self.dl.is_some() {
@@ -365,7 +440,12 @@ impl Lane<'_> {
         ev.target = out.peer;
         self.push(t + out.latency as u64, ev);
         if in_window && self.port_stats {
-            self.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
+            let i = g.idx() * self.vls + ev.vl.idx();
+            if g.0 < self.nic_base {
+                self.vl_flits[i] += ev.n as u64;
+            } else {
+                self.nic.vl_flits[i] += ev.n as u64;
+            }
         }
         if self.port_series {
             self.own.port_log.push((g.0, t, ev.n as u32));
@@ -421,13 +501,49 @@ impl Network {
         let sw_cuts: Vec<usize> = std::iter::once(self.lanes[0].switches.0)
             .chain(self.lanes.iter().map(|l| l.switches.1))
             .collect();
+        let nic_cuts: Vec<usize> = std::iter::once(self.lanes[0].nics.0)
+            .chain(self.lanes.iter().map(|l| l.nics.1))
+            .collect();
+        // The switch ports of each lane, then the NIC ports of each lane.
+        let n = self.lanes.len();
+        let all_cuts: Vec<usize> = cuts
+            .iter()
+            .copied()
+            .chain(nic_cuts[1..].iter().map(|&e| self.nic_base as usize + e))
+            .collect();
         let vls = self.vls;
-        let mut shuffle = self.shuffle.take();
+        let shuffle = self.shuffle.take();
         {
-            let mut credits = self.credits.split(&cuts).into_iter();
+            // Views over the switch ports of each lane, then over its NIC ports.
+            let mut credits = self.credits.split(&all_cuts);
+            let mut vl_owner = spans(&mut self.vl_owner, &all_cuts, vls);
+            let mut sched = spans(&mut self.sched, &all_cuts, 1);
+            let mut vl_flits = spans(&mut self.counters.vl_flits, &all_cuts, vls);
+            let mut nic_parts = std::iter::zip(
+                std::iter::zip(
+                    spans(&mut self.nics, &nic_cuts, 1),
+                    self.nic_buf.split(&nic_cuts),
+                ),
+                std::iter::zip(
+                    std::iter::zip(credits.split_off(n), vl_owner.split_off(n)),
+                    std::iter::zip(sched.split_off(n), vl_flits.split_off(n)),
+                ),
+            )
+            .map(
+                |((nics, buf), ((credits, vl_owner), (sched, vl_flits)))| NicPart {
+                    nics,
+                    buf,
+                    credits,
+                    vl_owner,
+                    sched,
+                    vl_flits,
+                },
+            );
+            let mut credits = credits.into_iter();
+            let mut vl_owner = vl_owner.into_iter();
+            let mut sched = sched.into_iter();
+            let mut vl_flits = vl_flits.into_iter();
             let mut out_busy = spans(&mut self.out_busy, &cuts, 1).into_iter();
-            let mut vl_owner = spans(&mut self.vl_owner, &cuts, vls).into_iter();
-            let mut sched = spans(&mut self.sched, &cuts, 1).into_iter();
             let mut rr_out = spans(&mut self.rr_out, &cuts, 1).into_iter();
             let mut inputs = spans(&mut self.inputs, &cuts, vls).into_iter();
             let mut in_conns = spans(&mut self.in_conns, &cuts, 1).into_iter();
@@ -440,7 +556,6 @@ impl Network {
             let mut os = spans(&mut self.obuf.stalled, &cuts, 1).into_iter();
             let mut ox = spans(&mut self.obuf.xsched, &cuts, 1).into_iter();
             let mut switches = spans(&mut self.switches, &sw_cuts, 1).into_iter();
-            let mut vl_flits = spans(&mut self.counters.vl_flits, &cuts, vls).into_iter();
             let packets = self.packets.cells();
             let mut dl = self.dl.as_deref_mut();
             let port_series = self.counters.port_ts_ports != 0;
@@ -486,15 +601,13 @@ impl Network {
                     vl_flits: vl_flits.next().unwrap(),
                     port_stats: self.cfg.run.per_port_stats,
                     packets,
+                    nic: nic_parts.next().unwrap(),
                     dl: dl.take(),
                     own,
                 })
                 .collect();
             match (lanes.as_mut_slice(), crew) {
-                ([lane], _) => {
-                    let order = shuffle.as_mut().map(|o| o.switches.as_slice());
-                    lane.run(t, in_window, order);
-                }
+                ([lane], _) => lane.run(t, in_window, shuffle.as_ref()),
                 ([first, rest @ ..], Some(crew)) => crew.phase(first, rest, t, in_window),
                 // Several lanes but no threads (not reached from `run`): one after the other.
                 (lanes, _) => {
@@ -523,10 +636,26 @@ impl Network {
             for &(at, ev) in &out {
                 self.push_event(at, ev);
             }
+            let ready = std::mem::take(&mut self.lanes[k].ready);
+            for &e in &ready {
+                self.update_pending(e as usize);
+            }
+            let sent = std::mem::take(&mut self.lanes[k].sent);
+            for &(m, flits) in &sent {
+                if let Some(tr) = self.messages.sent(m, flits) {
+                    if let Some(r) = &mut self.replay {
+                        r.on_sent(tr, t, &mut self.replay_pending);
+                    }
+                }
+            }
             // Keep the allocations.
             let own = &mut self.lanes[k];
             own.out = out;
             own.out.clear();
+            own.sent = sent;
+            own.sent.clear();
+            own.ready = ready;
+            own.ready.clear();
             own.port_log = log;
             own.port_log.clear();
         }
@@ -610,21 +739,9 @@ impl Network {
     /// touch different state, so their order does not matter (the lanes already receive them
     /// in an order that depends on the cuts), and the results are those of any other cuts.
     pub(crate) fn recut_lanes(&mut self, cuts: &[usize]) {
-        let port = |s: usize| {
-            self.switches
-                .get(s)
-                .map_or(self.nic_base as usize, |sw| sw.base as usize)
-        };
         let mask = self.lanes[0].wheel.mask;
         let old = std::mem::take(&mut self.lanes);
-        self.lanes = cuts
-            .windows(2)
-            .map(|w| {
-                let mut own = LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), mask as u32);
-                own.timed = true;
-                own
-            })
-            .collect();
+        self.lanes = self.lanes_at(cuts, mask as u32, true);
         for mut lane in old {
             for (slot, events) in lane.wheel.slots.iter_mut().enumerate() {
                 for ev in events.drain(..) {
@@ -699,21 +816,56 @@ impl Network {
         }
         cuts.push(nsw);
         let latency = self.ports.iter().map(|p| p.latency).max().unwrap_or(1);
-        self.lanes = cuts
-            .windows(2)
-            .map(|w| {
-                let port = |s: usize| {
-                    self.switches
-                        .get(s)
-                        .map_or(self.nic_base as usize, |sw| sw.base as usize)
-                };
-                let mut own = LaneOwn::new((w[0], w[1]), (port(w[0]), port(w[1])), latency);
-                own.timed = cuts.len() > 2;
-                own
-            })
-            .collect();
+        self.lanes = self.lanes_at(&cuts, latency, cuts.len() > 2);
         self.balance_phases = 0;
         Ok(())
+    }
+
+    /// Lanes of the switches `cuts[k] .. cuts[k + 1]`, their ports, and the NICs attached to
+    /// them: NIC `e` goes with the lanes that hold the switches before its own when it
+    /// comes after the NICs of those switches (where endpoints are numbered in the order of
+    /// their switches, as in every generated fabric, each lane gets its switches' NICs; the
+    /// cuts are valid in any case, and only speed depends on them).
+    fn lanes_at(&self, cuts: &[usize], max_latency: u32, timed: bool) -> Vec<LaneOwn> {
+        let port = |s: usize| {
+            self.switches
+                .get(s)
+                .map_or(self.nic_base as usize, |sw| sw.base as usize)
+        };
+        let nic_switch: Vec<usize> = (0..self.n_endpoints)
+            .map(|e| {
+                let peer = self.ports[self.nic_base as usize + e].peer;
+                self.port_names
+                    .get(peer.idx())
+                    .map_or(0, |&(s, _)| s as usize)
+            })
+            .collect();
+        let nic = |s: usize| nic_switch.iter().filter(|&&sw| sw < s).count();
+        let mut nic_cuts: Vec<usize> = cuts.iter().map(|&s| nic(s)).collect();
+        if let Some(last) = nic_cuts.last_mut() {
+            *last = self.n_endpoints;
+        }
+        if let Some(first) = nic_cuts.first_mut() {
+            *first = 0;
+        }
+        cuts.windows(2)
+            .zip(nic_cuts.windows(2))
+            .map(|(w, e)| {
+                let mut own = LaneOwn::new(
+                    (w[0], w[1]),
+                    (port(w[0]), port(w[1])),
+                    (e[0], e[1]),
+                    max_latency,
+                );
+                own.timed = timed;
+                for n in e[0]..e[1] {
+                    if self.nics[n].used > 0 {
+                        set_bit(&mut own.nic_active, n - e[0], true);
+                    }
+                }
+                own
+            })
+            .collect()
     }
 
     /// The number of lanes (threads) the switch phase runs on.

@@ -121,29 +121,6 @@ impl TimeWheel {
 }
 
 impl Network {
-    /// Sends the flit batch `ev` (see [`Event::flits`]) over the link of NIC port `g`, and
-    /// counts it (per-VL link use in the window; a flit-hop when the link joins two switches).
-    /// Flits enter links here, from NICs, and in [`super::lane::Lane::transmit`], from
-    /// switches.
-    #[inline(always)]
-    pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
-        if ev.flags & F_HEAD != 0 && self.dl.is_some() {
-            self.deadline_depart(ev.pkt, g.idx(), t);
-        }
-        let out = self.ports[g.idx()];
-        ev.target = out.peer;
-        self.push_event(t + out.latency as u64, ev);
-        if in_window && self.cfg.run.per_port_stats {
-            self.counters.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
-        }
-        if self.counters.port_ts_ports != 0 {
-            self.counters.add_to_port_series(g.idx(), t, ev.n as u64);
-        }
-        if out.to_switch {
-            self.counters.flit_hops += ev.n as u64;
-        }
-    }
-
     /// Returns `n` credits of VL `vl` from NIC input port `g` to the switch at its other end.
     #[inline(always)]
     pub(crate) fn return_credits(&mut self, t: Cycle, g: PortIdx, n: u32, vl: Vl) {

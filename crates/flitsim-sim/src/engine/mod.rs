@@ -47,7 +47,7 @@
 //! no flit moves for `run.stall_cycles` while flits are buffered stops with a deadlock report.
 use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
-use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
+use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
 use crate::stats::collector::{Collector, RunEnd};
 use crate::stats::{
     DeadlockReport, Delivery, PortResult, PortSeries, RouteHop, RunResult, SwitchSeries,
@@ -181,6 +181,9 @@ pub struct Network {
     balance_phases: u32,
     // Endpoints and traffic.
     nics: Vec<Nic>,
+    /// The NICs with something to do before the switch phase (bit per endpoint: see
+    /// [`Network::update_pending`]).
+    nic_pending: Vec<u64>,
     /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),
     /// and the switch ports to NICs count credits for the NIC's receive buffer.
     nic_receive: bool,
@@ -207,8 +210,6 @@ pub struct Network {
     /// The trace being replayed, and the transfers it released that wait to be queued.
     replay: Option<Box<crate::replay::Replay>>,
     replay_pending: Vec<crate::replay::state::Injection>,
-    /// Scratch for scheduler candidates.
-    cands: Vec<Candidate>,
     // Progress.
     /// Flits in switch buffers.
     buffered_total: u64,
@@ -297,9 +298,9 @@ fn prefetch_ptr<T>(p: *const T) {
 }
 
 /// A visiting order of NICs and switches, shuffled every cycle.
-struct VisitOrder {
-    nics: Vec<u32>,
-    switches: Vec<u32>,
+pub(crate) struct VisitOrder {
+    pub nics: Vec<u32>,
+    pub switches: Vec<u32>,
     rng: crate::traffic::ComponentRng,
 }
 
@@ -433,20 +434,6 @@ impl Network {
         self.counters.route_trace.as_deref().unwrap_or(&[])
     }
 
-    /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all
-    /// of it under virtual cut-through; one credit and the VL not held by another packet
-    /// under wormhole.
-    #[inline]
-    fn can_start(&self, g: usize, vl: Vl, remaining: u32) -> bool {
-        match self.switching {
-            Switching::Vct => self.credits.fits(g, vl, remaining),
-            Switching::Wormhole => {
-                self.vl_owner[g * self.vls + vl.idx()] == PacketId::NONE
-                    && self.credits.fits(g, vl, 1)
-            }
-        }
-    }
-
     // ---- the cycle loop ------------------------------------------------------------------
 
     /// Runs warm-up, measurement and drain, and returns the results.
@@ -522,15 +509,19 @@ impl Network {
             self.generate(t, window);
             match self.shuffle.as_mut() {
                 None => {
-                    for e in 0..self.n_endpoints {
-                        self.nic_cycle(e, t, in_window);
+                    let mut e = 0;
+                    while let Some(k) = nic::next_bit(&self.nic_pending, e) {
+                        self.prepare_nic(k, t, in_window);
+                        e = k + 1;
                     }
                 }
                 Some(order) => {
                     order.shuffle();
                     let nics = std::mem::take(&mut order.nics);
                     for &e in &nics {
-                        self.nic_cycle(e as usize, t, in_window);
+                        if self.nic_pending[e as usize / 64] & (1 << (e % 64)) != 0 {
+                            self.prepare_nic(e as usize, t, in_window);
+                        }
                     }
                     if let Some(order) = self.shuffle.as_mut() {
                         order.nics = nics;
@@ -595,14 +586,6 @@ impl Network {
         self.counters.add_occupancy(t, buffered.into_iter());
     }
 
-    #[inline(always)]
-    fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
-        let nic = &self.nics[e];
-        if nic.app_msgs > 0 || nic.used > 0 || nic.rx_flits > 0 {
-            self.step_nic(e, t, in_window);
-        }
-    }
-
     fn nics_idle(&self) -> bool {
         self.nics
             .iter()
@@ -623,6 +606,7 @@ impl Network {
                 let nic = &mut self.nics[g - self.nic_base as usize];
                 nic.rx.push_back(*ev);
                 nic.rx_flits += ev.n as u32;
+                nic::set_bit(&mut self.nic_pending, g - self.nic_base as usize, true);
             } else {
                 self.eject(ev, t, in_window);
             }

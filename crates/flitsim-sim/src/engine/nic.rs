@@ -10,6 +10,7 @@
 //!
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
+use super::lane::{can_start, Lane};
 use super::link::{Event, F_HEAD};
 use super::packet::{Packet, MSG_NONE, NO_FLOW, NO_TRACE};
 use super::route::RouteSource;
@@ -23,6 +24,31 @@ use flitsim_topology::EndpointId;
 use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
+
+/// Sets (`on`) or clears bit `i` of a bit set.
+#[inline(always)]
+pub(crate) fn set_bit(bits: &mut [u64], i: usize, on: bool) {
+    let (w, b) = (i / 64, 1u64 << (i % 64));
+    if on {
+        bits[w] |= b;
+    } else {
+        bits[w] &= !b;
+    }
+}
+
+/// The first bit set in `bits` at or after `from`.
+#[inline(always)]
+pub(crate) fn next_bit(bits: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    let mut word = bits.get(w)? & (!0u64 << (from % 64));
+    loop {
+        if word != 0 {
+            return Some(w * 64 + word.trailing_zeros() as usize);
+        }
+        w += 1;
+        word = *bits.get(w)?;
+    }
+}
 
 /// A scripted message: (cycle, order of scheduling, source, destination, class, flits).
 pub(crate) type Scripted = (Cycle, u64, u32, u32, u8, u32);
@@ -78,10 +104,14 @@ pub(crate) struct Nic {
     pub queues: Vec<VecDeque<PacketId>>,
     /// Flits in the NIC buffer.
     pub used: u32,
-    /// The packet on the link, the flits of it sent, and its VL.
+    /// The packet on the link, the flits of it sent, its length, its VL and its message
+    /// (kept here: once its head is in the fabric, the packet's record belongs to the switch
+    /// its head is at).
     pub cur: PacketId,
     pub cur_sent: u16,
+    pub cur_len: u16,
     pub cur_vl: Vl,
+    pub cur_msg: u32,
     /// Application queue the next refill round starts with.
     pub rr_class: u16,
     /// Packets created so far.
@@ -111,7 +141,9 @@ impl Nic {
             used: 0,
             cur: PacketId::NONE,
             cur_sent: 0,
+            cur_len: 0,
             cur_vl: Vl(0),
+            cur_msg: MSG_NONE,
             rr_class: 0,
             seq: 0,
             skip: 0,
@@ -277,6 +309,7 @@ impl Network {
         let nic = &mut self.nics[e as usize];
         nic.skip = 0;
         nic.app_msgs += 1;
+        set_bit(&mut self.nic_pending, e as usize, true);
         if let Some(rc) = &mut nic.rate {
             // A flow's own controller entry; everything else goes with its class.
             let i = if tag.flow != NO_FLOW {
@@ -299,10 +332,38 @@ impl Network {
         self.nics[e as usize].app[q].push_back(m);
     }
 
-    /// One cycle of endpoint `e`: refill the NIC buffer, start a packet when the link is free,
-    /// send flits of the current packet.
+    /// The first part of endpoint `e`'s cycle, run for every NIC before the switch phase:
+    /// take what arrived (with `nic.receive_time`), then refill the NIC buffer from the
+    /// application queues. The rest (start a packet, send its flits) runs in the NIC's lane
+    /// of the switch phase ([`Lane::nic_cycle`]); a NIC's two parts touch nothing another
+    /// NIC's do, and both run in every cycle in this order, so the NIC's cycle is the same.
     #[inline(never)]
-    pub(crate) fn step_nic(&mut self, e: usize, t: Cycle, in_window: bool) {
+    pub(crate) fn prepare_nic(&mut self, e: usize, t: Cycle, in_window: bool) {
+        self.prepare_nic_inner(e, t, in_window);
+        self.update_pending(e);
+    }
+
+    /// Whether NIC `e` has something for [`Network::prepare_nic`] to do: it keeps a bit in
+    /// `nic_pending`, updated wherever the fields below change (the NIC's lane reports when
+    /// `skip` runs out).
+    #[inline]
+    pub(crate) fn update_pending(&mut self, e: usize) {
+        let nic = &self.nics[e];
+        let pending = nic.rx_flits > 0 || (nic.app_msgs > 0 && nic.skip == 0);
+        set_bit(&mut self.nic_pending, e, pending);
+    }
+
+    /// NIC `e` has flits in its buffer: its lane visits it from now on, until they are sent.
+    fn nic_sending(&mut self, e: usize) {
+        let own = self
+            .lanes
+            .iter_mut()
+            .find(|l| e < l.nics.1)
+            .expect("a NIC belongs to a lane");
+        set_bit(&mut own.nic_active, e - own.nics.0, true);
+    }
+
+    fn prepare_nic_inner(&mut self, e: usize, t: Cycle, in_window: bool) {
         if self.nics[e].rx_flits > 0 {
             self.receive(e, t, in_window);
         }
@@ -315,11 +376,6 @@ impl Network {
                 self.refill(e, t);
             }
         }
-        let g = self.nic_base as usize + e;
-        if self.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
-            return;
-        }
-        self.send_from_nic(e, g, t, in_window);
     }
 
     /// With `nic.receive_time`: the received flits waiting at NIC `e` reach the host, in
@@ -475,6 +531,10 @@ impl Network {
     ) -> PacketId {
         let path = m.tag.path;
         let nic = &mut self.nics[e];
+        if nic.used == 0 {
+            self.nic_sending(e);
+        }
+        let nic = &mut self.nics[e];
         nic.used += len;
         let seq = nic.seq;
         nic.seq += 1;
@@ -532,16 +592,39 @@ impl Network {
         rc.dispatched(i, t);
         self.make_packet(e, c, msg, len, wire_sl, vl);
     }
+}
+
+impl Lane<'_> {
+    /// The second part of endpoint `e`'s cycle (see [`Network::prepare_nic`]), in the lane
+    /// that holds the NIC: start a packet when the link is free, send flits of the current
+    /// packet.
+    #[inline(never)]
+    pub(crate) fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
+        let g = self.nic_base as usize + e;
+        if self.nic.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
+            return;
+        }
+        self.send_from_nic(e, g, t, in_window);
+    }
 
     /// The NIC's scheduler picks the VL whose head packet goes on the link next. Returns false
-    /// when none can start.
+    /// when none can start. The packets in a NIC's buffer are not yet in the fabric: no
+    /// switch touches their records.
     fn start_packet(&mut self, e: usize, g: usize, t: Cycle) -> bool {
-        let mut cands = std::mem::take(&mut self.cands);
+        let mut cands = std::mem::take(&mut self.own.cands);
         cands.clear();
         for v in 0..self.vls {
-            if let Some(&p) = self.nics[e].queues[v].front() {
-                let pk = &self.packets[p];
-                if self.can_start(g, Vl(v as u8), pk.len as u32) {
+            if let Some(&p) = self.nic.nics[e].queues[v].front() {
+                let pk = self.packets.get(p);
+                if can_start(
+                    self.switching,
+                    &self.nic.credits,
+                    &self.nic.vl_owner,
+                    self.vls,
+                    g,
+                    Vl(v as u8),
+                    pk.len as u32,
+                ) {
                     cands.push(Candidate {
                         vl: v as u8,
                         sl: pk.class.0,
@@ -549,55 +632,66 @@ impl Network {
                 }
             }
         }
-        let chosen = self.sched[g].choose(&cands);
-        self.cands = cands;
+        let chosen = self.nic.sched[g].choose(&cands);
+        self.own.cands = cands;
         let Some(chosen) = chosen else {
             return false;
         };
         let v = Vl(chosen.vl);
-        let p = self.nics[e].queues[v.idx()].pop_front().unwrap();
-        let len = self.packets[p].len as u32;
-        self.sched[g].sent(chosen, len);
+        let p = self.nic.nics[e].queues[v.idx()].pop_front().unwrap();
+        let (len, msg) = self.packets.update(p, |pk| {
+            pk.inject = t;
+            (pk.len, pk.msg)
+        });
+        self.nic.sched[g].sent(chosen, len as u32);
         if self.switching == Switching::Vct {
-            self.credits.reserve(g, v, len);
+            self.nic.credits.reserve(g, v, len as u32);
         }
-        self.packets[p].inject = t;
-        let nic = &mut self.nics[e];
+        let nic = &mut self.nic.nics[e];
         nic.cur = p;
         nic.cur_sent = 0;
+        nic.cur_len = len;
         nic.cur_vl = v;
+        nic.cur_msg = msg;
         true
     }
 
     /// Sends up to `width` flits of the NIC's current packet.
     fn send_from_nic(&mut self, e: usize, g: usize, t: Cycle, in_window: bool) {
-        let (p, v, sent) = (self.nics[e].cur, self.nics[e].cur_vl, self.nics[e].cur_sent);
-        let len = self.packets[p].len;
+        let nic = &self.nic.nics[e];
+        let (p, v, sent, len) = (nic.cur, nic.cur_vl, nic.cur_sent, nic.cur_len);
         let mut n = (len - sent).min(self.ports[g].width) as u32;
         if self.switching == Switching::Wormhole {
-            n = self.credits.room(g, v, n);
-            self.credits.reserve(g, v, n);
+            n = self.nic.credits.room(g, v, n);
+            self.nic.credits.reserve(g, v, n);
         }
         if n == 0 {
             return;
         }
         let ev = Event::flits(p, v, sent, n, len);
         self.transmit(t, PortIdx(g as u32), ev, in_window);
-        self.last_progress = t;
-        self.nic_buf.release(e, v, n);
-        let nic = &mut self.nics[e];
+        self.own.progress = t;
+        self.nic.buf.release(e, v, n);
+        let nic = &mut self.nic.nics[e];
         nic.cur_sent += n as u16;
         nic.used -= n;
-        nic.skip = nic.skip.saturating_sub(n);
+        if nic.skip > 0 {
+            nic.skip = nic.skip.saturating_sub(n);
+            if nic.skip == 0 {
+                // The refill may try again: the network learns it at the end of the phase.
+                self.own.ready.push(e as u32);
+            }
+        }
+        if nic.used == 0 {
+            let i = e - self.own.nics.0;
+            set_bit(&mut self.own.nic_active, i, false);
+        }
         if nic.cur_sent == len {
             nic.cur = PacketId::NONE;
-            let m = self.packets[p].msg;
-            if m != MSG_NONE {
-                if let Some(tr) = self.messages.sent(m, len as u32) {
-                    if let Some(r) = &mut self.replay {
-                        r.on_sent(tr, t, &mut self.replay_pending);
-                    }
-                }
+            if nic.cur_msg != MSG_NONE {
+                // The message's count of flits sent is kept with the network's messages:
+                // handed over at the end of the phase.
+                self.own.sent.push((nic.cur_msg, len as u32));
             }
         }
     }

@@ -187,11 +187,12 @@ impl std::ops::IndexMut<PacketId> for PacketSlab {
 ///
 /// Lanes run at once on different threads, so this view hands out access to the elements of
 /// a slab that several lanes share. It is sound because of how packets move: a lane touches a
-/// packet only where the packet's head is — routed on arrival in one of its input buffers,
-/// granted from one of them, or sent from one of its output ports — and a packet's head is in
-/// one place at a time; everything else a lane does with a packet (moving its body and tail)
-/// goes through the lane's own buffers, not the slab. The slab neither grows nor frees during
-/// the phase (only NICs create and eject packets, before and after it).
+/// packet only where the packet's head is — in one of its NICs' buffers (started onto the
+/// link), routed on arrival in one of its input buffers, granted from one of them, or sent
+/// from one of its output ports — and a packet's head is in one place at a time; everything
+/// else a lane does with a packet (moving its body and tail) goes through the lane's own
+/// buffers and its NICs' own records, not the slab. The slab neither grows nor frees during
+/// the phase (NICs create and eject packets before it).
 #[derive(Clone, Copy)]
 pub(crate) struct PacketCells<'a> {
     ptr: *mut Packet,
