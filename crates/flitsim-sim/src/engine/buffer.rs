@@ -240,7 +240,7 @@ impl AccountView<'_> {
         self.orgs.get(self.org[g - self.base] as usize)
     }
 
-    /// As [`VlAccount::fits`].
+    /// Whether `n` more flits fit into VL `vl` of port `g`.
     #[inline(always)]
     pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
         let l = g - self.base;
