@@ -20,7 +20,7 @@ use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
 use super::link::{Event, TimeWheel, F_HEAD};
-use super::nic::{next_bit, set_bit, Nic};
+use super::nic::{has_bit, next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
 use super::queue::BufPkt;
@@ -253,7 +253,7 @@ impl Lane<'_> {
             Some(order) => {
                 for &e in &order.nics {
                     let i = e as usize - base;
-                    if self.own.nic_active[i / 64] & (1 << (i % 64)) != 0 {
+                    if has_bit(&self.own.nic_active, i) {
                         self.nic_cycle(e as usize, t, in_window);
                     }
                 }

@@ -519,7 +519,7 @@ impl Network {
                     order.shuffle();
                     let nics = std::mem::take(&mut order.nics);
                     for &e in &nics {
-                        if self.nic_pending[e as usize / 64] & (1 << (e % 64)) != 0 {
+                        if nic::has_bit(&self.nic_pending, e as usize) {
                             self.prepare_nic(e as usize, t, in_window);
                         }
                     }

@@ -25,6 +25,12 @@ use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
+/// Whether bit `i` of the bit set `bits` is on.
+#[inline(always)]
+pub(crate) fn has_bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
+}
+
 /// Sets (`on`) or clears bit `i` of a bit set.
 #[inline(always)]
 pub(crate) fn set_bit(bits: &mut [u64], i: usize, on: bool) {
