@@ -319,6 +319,7 @@ impl Network {
                 obuffered: 0,
                 dirty: false,
                 credit_blocked: false,
+                in_waiting: 0,
                 wake_at: NEVER,
             });
         }

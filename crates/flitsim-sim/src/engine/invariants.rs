@@ -13,7 +13,8 @@ impl Network {
     ///   below what the receiver holds in that VL, and never above the VL maximum;
     /// * output buffers stay within their capacity;
     /// * with `nic.receive_time`, likewise for each NIC's receive buffer and its switch port;
-    /// * an input VL is marked waiting exactly when it has a head that is not forwarding.
+    /// * an input VL is marked waiting exactly when it has a head that is not forwarding, and
+    ///   an input port (of a switch of at most 64 ports) when one of its VLs is.
     pub fn check_invariants(&self) -> Result<(), String> {
         let v = self.vls;
         for sw in &self.switches {
@@ -53,6 +54,12 @@ impl Network {
                             return Err(format!("port {g} VL {vl}: output buffer over capacity"));
                         }
                     }
+                }
+                let p = g - sw.base as usize;
+                if sw.nports <= 64 && (sw.in_waiting >> p & 1 != 0) != (self.waiting[g] != 0) {
+                    return Err(format!(
+                        "port {g}: the switch's waiting-input set is out of date"
+                    ));
                 }
                 let cap = org.total();
                 if port_total > cap {

@@ -378,6 +378,7 @@ impl Lane<'_> {
                 self.inputs[i].head_mut().unwrap().ready = r;
                 sw.wake_at = sw.wake_at.min(r);
                 self.waiting[g] |= ev.vl.bit();
+                sw.input_waits(in_port as usize);
             }
         } else {
             self.inputs[i].receive(ev.pkt, ev.n);

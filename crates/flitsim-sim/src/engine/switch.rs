@@ -134,7 +134,54 @@ pub(crate) struct SwitchState {
     pub dirty: bool,
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     pub credit_blocked: bool,
+    /// Bit `p` (of ports 0–63): input port `p` has a waiting head. The allocator visits only
+    /// these inputs on a switch of at most 64 ports, and every port of a larger one.
+    pub in_waiting: u64,
     pub conns: ConnList,
+}
+
+impl SwitchState {
+    /// Input port `p` (of this switch) has a waiting head now.
+    #[inline(always)]
+    pub fn input_waits(&mut self, p: usize) {
+        self.in_waiting |= 1 << (p & 63);
+    }
+}
+
+/// The input ports an allocation visits, in increasing order: those of the bit set on a
+/// switch of at most 64 ports, all `np` otherwise.
+struct Inputs {
+    bits: u64,
+    next: usize,
+    np: usize,
+}
+
+impl Inputs {
+    #[inline(always)]
+    fn new(waiting: u64, np: usize) -> Self {
+        Inputs {
+            bits: if np <= 64 { waiting } else { 0 },
+            next: if np <= 64 { np } else { 0 },
+            np,
+        }
+    }
+}
+
+impl Iterator for Inputs {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.bits != 0 {
+            let p = self.bits.trailing_zeros() as usize;
+            self.bits &= self.bits - 1;
+            return Some(p);
+        }
+        if self.next < self.np {
+            self.next += 1;
+            return Some(self.next - 1);
+        }
+        None
+    }
 }
 
 impl Lane<'_> {
@@ -163,7 +210,7 @@ impl Lane<'_> {
                 }
             }
         }
-        for ip in 0..np {
+        for ip in Inputs::new(self.switches[s].in_waiting, np) {
             let input = base + ip;
             if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
                 continue;
@@ -283,6 +330,9 @@ impl Lane<'_> {
         let q = self.inputs[input * vls + g.in_vl.idx()].head_mut().unwrap();
         q.busy = true;
         self.waiting[input] &= !g.in_vl.bit();
+        if self.waiting[input] == 0 {
+            self.switches[s].in_waiting &= !(1 << (g.input & 63));
+        }
         let pkt = q.pkt;
         let remaining = q.remaining();
         self.in_conns[input] += 1;
@@ -405,6 +455,7 @@ impl Lane<'_> {
         sw.dirty = true;
         if let Some(nh) = self.inputs[bi].pop_head() {
             self.waiting[c.input.idx()] |= c.in_vl.bit();
+            sw.input_waits(c.input.idx() - sw.base as usize);
             nh.ready = (nh.arrived + self.ports[c.input.idx()].delay as u64).max(t + 1);
             sw.wake_at = sw.wake_at.min(nh.ready);
         }
