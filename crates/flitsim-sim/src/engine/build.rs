@@ -320,6 +320,7 @@ impl Network {
                 dirty: false,
                 credit_blocked: false,
                 in_waiting: 0,
+                out_ready: 0,
                 wake_at: NEVER,
             });
         }

@@ -14,7 +14,8 @@ impl Network {
     /// * output buffers stay within their capacity;
     /// * with `nic.receive_time`, likewise for each NIC's receive buffer and its switch port;
     /// * an input VL is marked waiting exactly when it has a head that is not forwarding, and
-    ///   an input port (of a switch of at most 64 ports) when one of its VLs is.
+    ///   an input port (of a switch of at most 64 ports) when one of its VLs is, and an output
+    ///   port as draining when its output buffer holds packets and it is not stalled.
     pub fn check_invariants(&self) -> Result<(), String> {
         let v = self.vls;
         for sw in &self.switches {
@@ -59,6 +60,13 @@ impl Network {
                 if sw.nports <= 64 && (sw.in_waiting >> p & 1 != 0) != (self.waiting[g] != 0) {
                     return Err(format!(
                         "port {g}: the switch's waiting-input set is out of date"
+                    ));
+                }
+                let drains = self.obuf.waiting.get(g).is_some_and(|&w| w != 0)
+                    && !self.obuf.stalled.get(g).is_some_and(|&b| b);
+                if sw.nports <= 64 && (sw.out_ready >> p & 1 != 0) != drains {
+                    return Err(format!(
+                        "port {g}: the switch's draining-output set is out of date"
                     ));
                 }
                 let cap = org.total();

@@ -323,8 +323,12 @@ impl Lane<'_> {
             if !ev.is_flit() {
                 self.credits.release(g, ev.vl, ev.n as u32);
                 self.obuf.stalled[g] = false;
-                let sw = &mut self.switches[self.port_names[g].0 as usize];
+                let (s, p) = self.port_names[g];
+                let sw = &mut self.switches[s as usize];
                 sw.dirty |= sw.credit_blocked;
+                if self.obuf.waiting.get(g).is_some_and(|&w| w != 0) {
+                    sw.out_ready |= 1 << (p & 63);
+                }
             } else {
                 self.arrive(ev, t);
             }

@@ -137,6 +137,9 @@ pub(crate) struct SwitchState {
     /// Bit `p` (of ports 0–63): input port `p` has a waiting head. The allocator visits only
     /// these inputs on a switch of at most 64 ports, and every port of a larger one.
     pub in_waiting: u64,
+    /// Bit `p` (of ports 0–63): output port `p` has packets in its output buffer and is not
+    /// stalled. The output-buffer stage visits only these on a switch of at most 64 ports.
+    pub out_ready: u64,
     pub conns: ConnList,
 }
 
@@ -148,18 +151,18 @@ impl SwitchState {
     }
 }
 
-/// The input ports an allocation visits, in increasing order: those of the bit set on a
-/// switch of at most 64 ports, all `np` otherwise.
-struct Inputs {
+/// The ports of a switch a stage visits, in increasing order: those of a bit set on a switch
+/// of at most 64 ports, all `np` otherwise.
+struct PortSet {
     bits: u64,
     next: usize,
     np: usize,
 }
 
-impl Inputs {
+impl PortSet {
     #[inline(always)]
     fn new(waiting: u64, np: usize) -> Self {
-        Inputs {
+        PortSet {
             bits: if np <= 64 { waiting } else { 0 },
             next: if np <= 64 { np } else { 0 },
             np,
@@ -167,7 +170,7 @@ impl Inputs {
     }
 }
 
-impl Iterator for Inputs {
+impl Iterator for PortSet {
     type Item = usize;
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
@@ -210,7 +213,7 @@ impl Lane<'_> {
                 }
             }
         }
-        for ip in Inputs::new(self.switches[s].in_waiting, np) {
+        for ip in PortSet::new(self.switches[s].in_waiting, np) {
             let input = base + ip;
             if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
                 continue;
@@ -419,6 +422,8 @@ impl Lane<'_> {
                 }
                 self.obuf.waiting[output] |= c.out_vl.bit();
                 self.obuf.stalled[output] = false;
+                let sw = &mut self.switches[s];
+                sw.out_ready |= 1 << ((output - sw.base as usize) & 63);
                 self.switches[s].obuffered += n;
             } else {
                 let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
@@ -471,11 +476,15 @@ impl Lane<'_> {
         let base = self.switches[s].base as usize;
         let np = self.switches[s].nports as usize;
         let vct = self.switching == Switching::Vct;
-        for go in base..base + np {
+        for p in PortSet::new(self.switches[s].out_ready, np) {
+            let go = base + p;
             if self.obuf.waiting[go] == 0 || self.obuf.stalled[go] {
                 continue;
             }
             if self.obuf.cur[go] == Vl::NONE && !self.start_from_output_buffer(go, vct) {
+                if self.obuf.stalled[go] {
+                    self.switches[s].out_ready &= !(1 << (p & 63));
+                }
                 continue;
             }
             let v = self.obuf.cur[go];
@@ -508,6 +517,9 @@ impl Lane<'_> {
                 }
                 if q.is_empty() {
                     self.obuf.waiting[go] &= !v.bit();
+                    if self.obuf.waiting[go] == 0 {
+                        self.switches[s].out_ready &= !(1 << (p & 63));
+                    }
                 }
             } else {
                 self.obuf.queues[oi].head_mut().unwrap().sent += n as u16;
