@@ -109,6 +109,18 @@ impl SeparableAllocator {
         rr_start: impl Fn(PortNum) -> usize,
     ) -> bool {
         let reqs = &mut self.requests;
+        // One request (the common case): its output's scheduler alone decides.
+        if let [r] = reqs[..] {
+            self.cands.clear();
+            self.cands.push(r.candidate());
+            return match choose(r.output, &self.cands) {
+                Some(_) => {
+                    self.grants.push(r);
+                    false
+                }
+                None => true,
+            };
+        }
         let mut lost = false;
         for i in 0..reqs.len() {
             let op = reqs[i].output;

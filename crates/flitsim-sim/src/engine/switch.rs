@@ -9,7 +9,7 @@
 //! * [`Lane::drain_outputs`] is the link stage of ports with output buffers: each output
 //!   port's scheduler picks the VL whose head packet goes next on the link.
 use super::allocator::{round_robin_bits, Request, ANY};
-use super::lane::Lane;
+use super::lane::{can_start, Lane};
 use super::link::Event;
 use super::queue::BufPkt;
 use super::Egress;
@@ -198,7 +198,7 @@ impl Lane<'_> {
         let vct = self.switching == Switching::Vct;
         let mut wake = NEVER;
         let mut credit_blocked = false;
-        let mut alloc = std::mem::take(&mut self.own.alloc);
+        let alloc = &mut self.own.alloc;
         alloc.clear();
         // Input stage: each input offers its first eligible VL in round-robin order (its
         // oldest with the FIFO arbiter; every eligible VL with a non-multiplexed crossbar).
@@ -251,7 +251,15 @@ impl Lane<'_> {
                         let need = if vct { h.remaining() } else { 1 };
                         self.obuf.account.fits(output, h.out_vl, need)
                     }
-                    Egress::Link => self.can_start(output, h.out_vl, h.remaining()),
+                    Egress::Link => can_start(
+                        self.switching,
+                        &self.credits,
+                        &self.vl_owner,
+                        vls,
+                        output,
+                        h.out_vl,
+                        h.remaining(),
+                    ),
                 };
                 if ok {
                     let req = Request {
@@ -309,10 +317,10 @@ impl Lane<'_> {
             (false, false) => allocate!(false, false),
             (false, true) => allocate!(false, true),
         };
-        for g in alloc.grants() {
-            self.open_connection(s, g, vct);
+        for k in 0..alloc.grants().len() {
+            let g = self.own.alloc.grants()[k];
+            self.open_connection(s, &g, vct);
         }
-        self.own.alloc = alloc;
         let sw = &mut self.switches[s];
         sw.wake_at = wake;
         sw.credit_blocked = credit_blocked;
@@ -377,73 +385,105 @@ impl Lane<'_> {
     }
 
     /// Moves flits of every connection of switch `s`.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn advance(&mut self, s: usize, t: Cycle, in_window: bool) {
-        let vls = self.vls;
-        let wormhole = self.switching == Switching::Wormhole;
+        let general = self.switching == Switching::Wormhole;
         let mut i = 0;
         while i < self.switches[s].conns.len() {
             let c = self.switches[s].conns[i];
-            let (input, output) = (c.input.idx(), c.output.idx());
-            let bi = input * vls + c.in_vl.idx();
-            let h = *self.inputs[bi].head().unwrap();
-            let out = self.ports[output];
-            let to_obuf = out.egress == Egress::OutputBuffer;
-            let mut n = if to_obuf {
-                h.present().min(self.switches[s].speedup as u32)
+            let out = self.ports[c.output.idx()];
+            let moved = if general || out.egress == Egress::OutputBuffer {
+                self.advance_general(s, c, t, in_window)
             } else {
-                h.present().min(out.width as u32)
-            };
-            if wormhole && n > 0 {
-                let account = if to_obuf {
-                    &mut self.obuf.account
+                // Virtual cut-through straight onto the link (the common case): the packet's
+                // room downstream was reserved when it started, so what is present goes.
+                let q = &mut self.inputs[c.input.idx() * self.vls + c.in_vl.idx()];
+                let h = q.head_mut().expect("a connection's input VL has a head");
+                let n = h.present().min(out.width as u32);
+                if n > 0 {
+                    let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+                    h.sent += n as u16;
+                    let tail = h.sent == h.len;
+                    q.occ -= n;
+                    self.transmit(t, c.output, ev, in_window);
+                    self.own.buffered -= n as i64;
+                    self.return_credits(t, c.input, n, c.in_vl);
+                    self.own.progress = t;
+                    Some(tail)
                 } else {
-                    &mut self.credits
-                };
-                n = account.room(output, c.out_vl, n);
-                account.reserve(output, c.out_vl, n);
-            }
-            if n == 0 {
-                i += 1;
-                continue;
-            }
-            let tail = h.sent as u32 + n == h.len as u32;
-            if to_obuf {
-                let q = &mut self.obuf.queues[output * vls + c.out_vl.idx()];
-                if h.sent == 0 {
-                    q.push(BufPkt {
-                        recv: n as u16,
-                        sent: 0,
-                        busy: false,
-                        ..h
-                    });
-                } else {
-                    q.receive(h.pkt, n as u16);
+                    None
                 }
-                self.obuf.waiting[output] |= c.out_vl.bit();
-                self.obuf.stalled[output] = false;
-                let sw = &mut self.switches[s];
-                sw.out_ready |= 1 << ((output - sw.base as usize) & 63);
-                self.switches[s].obuffered += n;
-            } else {
-                let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
-                self.transmit(t, c.output, ev, in_window);
-                self.own.buffered -= n as i64;
-            }
-            self.return_credits(t, c.input, n, c.in_vl);
-            self.inputs[bi].occ -= n;
-            self.own.progress = t;
-            if tail {
-                self.close_connection(s, i, c, t);
-            } else {
-                self.inputs[bi].head_mut().unwrap().sent += n as u16;
-                i += 1;
+            };
+            match moved {
+                Some(true) => self.close_connection(s, i, c, t),
+                _ => i += 1,
             }
         }
     }
 
+    /// One cycle of connection `c` of switch `s` where flits go into an output buffer or
+    /// under wormhole switching (credits are taken flit by flit). Returns `None` when nothing
+    /// moved, else whether the tail did.
+    #[inline(never)]
+    fn advance_general(&mut self, s: usize, c: Conn, t: Cycle, in_window: bool) -> Option<bool> {
+        let vls = self.vls;
+        let wormhole = self.switching == Switching::Wormhole;
+        let (input, output) = (c.input.idx(), c.output.idx());
+        let bi = input * vls + c.in_vl.idx();
+        let h = *self.inputs[bi].head().unwrap();
+        let out = self.ports[output];
+        let to_obuf = out.egress == Egress::OutputBuffer;
+        let mut n = if to_obuf {
+            h.present().min(self.switches[s].speedup as u32)
+        } else {
+            h.present().min(out.width as u32)
+        };
+        if wormhole && n > 0 {
+            let account = if to_obuf {
+                &mut self.obuf.account
+            } else {
+                &mut self.credits
+            };
+            n = account.room(output, c.out_vl, n);
+            account.reserve(output, c.out_vl, n);
+        }
+        if n == 0 {
+            return None;
+        }
+        let tail = h.sent as u32 + n == h.len as u32;
+        if to_obuf {
+            let q = &mut self.obuf.queues[output * vls + c.out_vl.idx()];
+            if h.sent == 0 {
+                q.push(BufPkt {
+                    recv: n as u16,
+                    sent: 0,
+                    busy: false,
+                    ..h
+                });
+            } else {
+                q.receive(h.pkt, n as u16);
+            }
+            self.obuf.waiting[output] |= c.out_vl.bit();
+            self.obuf.stalled[output] = false;
+            let sw = &mut self.switches[s];
+            sw.out_ready |= 1 << ((output - sw.base as usize) & 63);
+            sw.obuffered += n;
+        } else {
+            let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+            self.transmit(t, c.output, ev, in_window);
+            self.own.buffered -= n as i64;
+        }
+        self.return_credits(t, c.input, n, c.in_vl);
+        let q = &mut self.inputs[bi];
+        q.occ -= n;
+        q.head_mut().unwrap().sent += n as u16;
+        self.own.progress = t;
+        Some(tail)
+    }
+
     /// The tail of connection `i` of switch `s` has crossed: free input and output, and let
     /// the next packet of the input VL become its head.
+    #[inline(never)]
     fn close_connection(&mut self, s: usize, i: usize, c: Conn, t: Cycle) {
         let vls = self.vls;
         let bi = c.input.idx() * vls + c.in_vl.idx();
