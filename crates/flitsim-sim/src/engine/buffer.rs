@@ -11,6 +11,7 @@
 //!   input buffers and the Omni-Path switch's central and staging buffers;
 //! * **output buffers** of combined input/output-queued switches;
 //! * **NIC buffers**, one per endpoint, a fixed number of flits per VL.
+use super::lane::{Carve, Pieces};
 use crate::config::SharedBufferConfig;
 use crate::ids::Vl;
 
@@ -182,43 +183,70 @@ impl VlAccount {
 impl VlAccount {
     /// Views of the ports `cuts[k]..cuts[k + 1]` for each `k`, one per lane of a switch phase
     /// (the cuts increase; the ports outside them are left out).
-    pub fn split(&mut self, cuts: &[usize]) -> Vec<AccountView<'_>> {
-        let vls = self.vls;
-        let (mut used, mut over) = (&mut self.used[..], &mut self.over[..]);
-        let mut views = Vec::with_capacity(cuts.len().saturating_sub(1));
-        let mut at = cuts.first().copied().unwrap_or(0);
-        // An account without ports (no output buffers) gives empty views.
-        if over.is_empty() {
-            return cuts
-                .windows(2)
-                .map(|w| AccountView {
-                    vls,
-                    base: w[0],
-                    used: &mut [],
-                    over: &mut [],
-                    org: &[],
-                    orgs: &self.orgs,
-                })
-                .collect();
-        }
-        used = &mut std::mem::take(&mut used)[at * vls..];
-        over = &mut std::mem::take(&mut over)[at..];
-        for w in cuts.windows(2) {
-            let n = w[1] - w[0];
-            let (u, rest_u) = std::mem::take(&mut used).split_at_mut(n * vls);
-            let (o, rest_o) = std::mem::take(&mut over).split_at_mut(n);
-            (used, over) = (rest_u, rest_o);
-            views.push(AccountView {
-                vls,
-                base: at,
-                used: u,
-                over: o,
-                org: &self.org[w[0]..w[1]],
+    pub fn split<'c>(&mut self, cuts: &'c [usize]) -> Pieces<'c, AccountCut<'_>> {
+        Pieces::new(
+            AccountCut {
+                vls: self.vls,
+                at: 0,
+                used: &mut self.used,
+                over: &mut self.over,
+                org: &self.org,
                 orgs: &self.orgs,
-            });
-            at = w[1];
+            },
+            cuts,
+        )
+    }
+}
+
+/// A [`VlAccount`] being cut into [`AccountView`]s (see [`Carve`]).
+pub(crate) struct AccountCut<'a> {
+    vls: usize,
+    /// The port `used` and `over` start at.
+    at: usize,
+    used: &'a mut [u32],
+    over: &'a mut [u32],
+    org: &'a [u8],
+    orgs: &'a [BufferOrg],
+}
+
+impl<'a> Carve for AccountCut<'a> {
+    type Piece = AccountView<'a>;
+    fn carve(&mut self, from: usize, to: usize) -> AccountView<'a> {
+        let vls = self.vls;
+        // An account without ports (no output buffers) gives empty views.
+        let (used, over, org): (&mut [u32], &mut [u32], &[u8]) = if self.over.is_empty() {
+            (&mut [], &mut [], &[])
+        } else {
+            let (_, used) = std::mem::take(&mut self.used).split_at_mut((from - self.at) * vls);
+            let (_, over) = std::mem::take(&mut self.over).split_at_mut(from - self.at);
+            let (u, rest_u) = used.split_at_mut((to - from) * vls);
+            let (o, rest_o) = over.split_at_mut(to - from);
+            (self.used, self.over) = (rest_u, rest_o);
+            (u, o, &self.org[from..to])
+        };
+        self.at = to;
+        AccountView {
+            vls,
+            base: from,
+            used,
+            over,
+            org,
+            orgs: self.orgs,
         }
-        views
+    }
+    fn split_at_item(self, at: usize) -> (Self, Self) {
+        let k = (at.max(self.at) - self.at).min(self.over.len());
+        let (ua, ub) = self.used.split_at_mut(k * self.vls);
+        let (oa, ob) = self.over.split_at_mut(k);
+        let part = |at, used, over| AccountCut {
+            vls: self.vls,
+            at,
+            used,
+            over,
+            org: self.org,
+            orgs: self.orgs,
+        };
+        (part(self.at, ua, oa), part(self.at + k, ub, ob))
     }
 }
 

@@ -572,6 +572,7 @@ impl Network {
             rr_in: vec![RoundRobinArbiter::default(); g_total],
             obuf,
             lanes: Vec::new(),
+            phase_cuts: Default::default(),
             balance_phases: 0,
             switches,
             nic_pending: vec![0; n.div_ceil(64)],

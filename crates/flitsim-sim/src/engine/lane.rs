@@ -67,27 +67,140 @@ impl<T> std::ops::IndexMut<usize> for Span<'_, T> {
     }
 }
 
-/// Splits `v` into the spans `cuts[k] · stride .. cuts[k + 1] · stride` (an empty `v`, a
+/// Something the switch phase cuts into consecutive ranges of ports (or switches, or NICs),
+/// one per lane: a per-port vector ([`SliceCut`]) or a credit account
+/// ([`super::buffer::AccountCut`]). Cutting is lazy and allocates nothing, since it happens
+/// every cycle.
+pub(crate) trait Carve: Sized {
+    type Piece;
+    /// The piece for items `from..to` (`from` at or after the end of the last piece).
+    fn carve(&mut self, from: usize, to: usize) -> Self::Piece;
+    /// Splits what is left at item `at`: the items before it, and from it on.
+    fn split_at_item(self, at: usize) -> (Self, Self);
+}
+
+/// The pieces of a [`Carve`] between consecutive cuts: an iterator, one piece per lane.
+pub(crate) struct Pieces<'c, R> {
+    res: R,
+    cuts: &'c [usize],
+}
+
+impl<'c, R: Carve> Pieces<'c, R> {
+    pub fn new(res: R, cuts: &'c [usize]) -> Self {
+        Pieces { res, cuts }
+    }
+    /// The pieces before cut `n`, and those from it on.
+    pub fn split_at(self, n: usize) -> (Self, Self) {
+        let at = self.cuts.get(n).copied().unwrap_or(usize::MAX);
+        let (a, b) = self.res.split_at_item(at);
+        let n = n.min(self.cuts.len().saturating_sub(1));
+        (
+            Pieces::new(a, &self.cuts[..=n]),
+            Pieces::new(b, &self.cuts[n..]),
+        )
+    }
+}
+
+impl<R: Carve> Iterator for Pieces<'_, R> {
+    type Item = R::Piece;
+    fn next(&mut self) -> Option<R::Piece> {
+        let (&from, rest) = self.cuts.split_first()?;
+        let &to = rest.first()?;
+        self.cuts = rest;
+        Some(self.res.carve(from, to))
+    }
+}
+
+/// A per-item vector with `stride` entries per item, cut into [`Span`]s (an empty vector, a
 /// table the fabric does not use, gives empty spans).
-fn spans<'a, T>(v: &'a mut [T], cuts: &[usize], stride: usize) -> Vec<Span<'a, T>> {
-    let mut out = Vec::with_capacity(cuts.len().saturating_sub(1));
-    if v.is_empty() {
-        out.extend(cuts.windows(2).map(|w| Span {
-            base: w[0] * stride,
-            items: &mut [],
-        }));
-        return out;
-    }
-    let mut rest = &mut v[cuts.first().copied().unwrap_or(0) * stride..];
-    for w in cuts.windows(2) {
-        let (items, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * stride);
-        out.push(Span {
-            base: w[0] * stride,
+pub(crate) struct SliceCut<'a, T> {
+    /// The item `rest` starts at.
+    at: usize,
+    rest: &'a mut [T],
+    stride: usize,
+}
+
+impl<'a, T> Carve for SliceCut<'a, T> {
+    type Piece = Span<'a, T>;
+    fn carve(&mut self, from: usize, to: usize) -> Span<'a, T> {
+        let items = if self.rest.is_empty() {
+            &mut []
+        } else {
+            let rest = std::mem::take(&mut self.rest);
+            let (_, rest) = rest.split_at_mut((from - self.at) * self.stride);
+            let (items, rest) = rest.split_at_mut((to - from) * self.stride);
+            self.rest = rest;
+            items
+        };
+        self.at = to;
+        Span {
+            base: from * self.stride,
             items,
-        });
-        rest = tail;
+        }
     }
-    out
+    fn split_at_item(self, at: usize) -> (Self, Self) {
+        let k = ((at.max(self.at) - self.at) * self.stride).min(self.rest.len());
+        let (a, b) = self.rest.split_at_mut(k);
+        let stride = self.stride;
+        (
+            SliceCut {
+                at: self.at,
+                rest: a,
+                stride,
+            },
+            SliceCut {
+                at: self.at + k / stride.max(1),
+                rest: b,
+                stride,
+            },
+        )
+    }
+}
+
+/// The spans `cuts[k] · stride .. cuts[k + 1] · stride` of `v`, one per lane.
+fn spans<'a, 'c, T>(
+    v: &'a mut [T],
+    cuts: &'c [usize],
+    stride: usize,
+) -> Pieces<'c, SliceCut<'a, T>> {
+    Pieces::new(
+        SliceCut {
+            at: 0,
+            rest: v,
+            stride,
+        },
+        cuts,
+    )
+}
+
+/// The lanes' boundaries, as the switch phase cuts the fabric's vectors: switch ports,
+/// switches, NICs, and the switch ports of every lane followed by the NIC ports of every
+/// lane (port numbers). Refilled every phase into the same vectors.
+#[derive(Default)]
+pub(crate) struct PhaseCuts {
+    pub ports: Vec<usize>,
+    pub switches: Vec<usize>,
+    pub nics: Vec<usize>,
+    pub all: Vec<usize>,
+}
+
+impl PhaseCuts {
+    fn fill(&mut self, lanes: &[LaneOwn], nic_base: usize) {
+        let (first, all) = (&lanes[0], lanes.iter());
+        self.ports.clear();
+        self.ports.push(first.ports.0);
+        self.ports.extend(all.clone().map(|l| l.ports.1));
+        self.switches.clear();
+        self.switches.push(first.switches.0);
+        self.switches.extend(all.clone().map(|l| l.switches.1));
+        self.nics.clear();
+        self.nics.push(first.nics.0);
+        self.nics.extend(all.map(|l| l.nics.1));
+        self.all.clear();
+        self.all.extend_from_slice(&self.ports);
+        self.all
+            .extend(self.nics[1..].iter().map(|&e| nic_base + e));
+    }
 }
 
 /// What a lane keeps from cycle to cycle: its time wheel, scratch space, and what it hands
@@ -337,61 +450,80 @@ impl Lane<'_> {
     }
 
     /// Flits arrive in a switch input buffer; a head flit is routed at once.
-    #[inline(never)]
+    #[inline(always)]
     fn arrive(&mut self, ev: &Event, t: Cycle) {
+        if ev.flags & F_HEAD != 0 {
+            return self.arrive_head(ev, t);
+        }
+        let g = ev.target.idx();
+        let i = g * self.vls + ev.vl.idx();
+        let q = &mut self.inputs[i];
+        q.receive(ev.pkt, ev.n);
+        q.occ += ev.n as u32;
+        self.check_room(g, ev.vl);
+        self.own.buffered += ev.n as i64;
+    }
+
+    /// The buffer of input port `g`, VL `vl` holds no more than its organisation allows
+    /// (debug builds).
+    #[inline(always)]
+    fn check_room(&self, g: usize, vl: Vl) {
+        debug_assert!(
+            self.inputs[g * self.vls + vl.idx()].occ
+                <= self.in_orgs[self.ports[g].in_org as usize].max[vl.idx()],
+            "buffer overflow"
+        );
+    }
+
+    /// A packet's head flits arrive: the packet is routed and joins its VL queue.
+    #[inline(never)]
+    fn arrive_head(&mut self, ev: &Event, t: Cycle) {
         let g = ev.target.idx();
         let (s, in_port) = self.port_names[g];
         let i = g * self.vls + ev.vl.idx();
-        if ev.flags & F_HEAD != 0 {
-            let dl = self.deadline_arrive(ev.pkt, g, t);
-            let p = self.packets.get(ev.pkt);
-            let sw = &mut self.switches[s as usize];
-            let (out_port, out_vl) =
-                self.organisation
-                    .route(self.routes, self.sl2vl, s, in_port, &p, ev.vl);
-            if self.trace_routes {
-                self.own.route_log.push(RouteHop {
-                    src: p.src,
-                    dst: p.dst,
-                    seq: p.seq,
-                    flow: (p.flow != NO_FLOW).then_some(p.flow),
-                    path: p.path,
-                    switch: s,
-                    in_port,
-                    out_port,
-                    vl: out_vl.0,
-                });
-            }
-            // A packet entering an empty VL is its head at once; otherwise it becomes the head
-            // (and starts waiting) when the packet before it leaves.
-            let head = self.inputs[i].push(BufPkt {
-                pkt: ev.pkt,
-                len: p.len,
-                recv: ev.n,
-                sent: 0,
+        let dl = self.deadline_arrive(ev.pkt, g, t);
+        let p = self.packets.get(ev.pkt);
+        let sw = &mut self.switches[s as usize];
+        let (out_port, out_vl) =
+            self.organisation
+                .route(self.routes, self.sl2vl, s, in_port, &p, ev.vl);
+        if self.trace_routes {
+            self.own.route_log.push(RouteHop {
+                src: p.src,
+                dst: p.dst,
+                seq: p.seq,
+                flow: (p.flow != NO_FLOW).then_some(p.flow),
+                path: p.path,
+                switch: s,
+                in_port,
                 out_port,
-                out_vl,
-                busy: false,
-                class: p.class,
-                arrived: t,
-                ready: NEVER,
-                dl,
+                vl: out_vl.0,
             });
-            if head {
-                let r = t + self.ports[g].delay as u64;
-                self.inputs[i].head_mut().unwrap().ready = r;
-                sw.wake_at = sw.wake_at.min(r);
-                self.waiting[g] |= ev.vl.bit();
-                sw.input_waits(in_port as usize);
-            }
-        } else {
-            self.inputs[i].receive(ev.pkt, ev.n);
+        }
+        // A packet entering an empty VL is its head at once; otherwise it becomes the head
+        // (and starts waiting) when the packet before it leaves.
+        let head = self.inputs[i].push(BufPkt {
+            pkt: ev.pkt,
+            len: p.len,
+            recv: ev.n,
+            sent: 0,
+            out_port,
+            out_vl,
+            busy: false,
+            class: p.class,
+            arrived: t,
+            ready: NEVER,
+            dl,
+        });
+        if head {
+            let r = t + self.ports[g].delay as u64;
+            self.inputs[i].head_mut().unwrap().ready = r;
+            sw.wake_at = sw.wake_at.min(r);
+            self.waiting[g] |= ev.vl.bit();
+            sw.input_waits(in_port as usize);
         }
         self.inputs[i].occ += ev.n as u32;
-        debug_assert!(
-            self.inputs[i].occ <= self.in_orgs[self.ports[g].in_org as usize].max[ev.vl.idx()],
-            "buffer overflow"
-        );
+        self.check_room(g, ev.vl);
         self.own.buffered += ev.n as i64;
     }
 
@@ -500,38 +632,29 @@ impl Network {
     /// The switch phase of cycle `t`: every lane (the first on this thread, the others on
     /// `crew`'s), then what the lanes handed over.
     pub(crate) fn switch_phase(&mut self, t: Cycle, in_window: bool, crew: Option<&Crew>) {
-        let cuts: Vec<usize> = std::iter::once(self.lanes[0].ports.0)
-            .chain(self.lanes.iter().map(|l| l.ports.1))
-            .collect();
-        let sw_cuts: Vec<usize> = std::iter::once(self.lanes[0].switches.0)
-            .chain(self.lanes.iter().map(|l| l.switches.1))
-            .collect();
-        let nic_cuts: Vec<usize> = std::iter::once(self.lanes[0].nics.0)
-            .chain(self.lanes.iter().map(|l| l.nics.1))
-            .collect();
-        // The switch ports of each lane, then the NIC ports of each lane.
+        // The lanes' cuts: switch ports, switches, NICs, and the switch ports followed by
+        // the NIC ports (kept from phase to phase, so no allocation).
+        let mut cuts = std::mem::take(&mut self.phase_cuts);
+        cuts.fill(&self.lanes, self.nic_base as usize);
         let n = self.lanes.len();
-        let all_cuts: Vec<usize> = cuts
-            .iter()
-            .copied()
-            .chain(nic_cuts[1..].iter().map(|&e| self.nic_base as usize + e))
-            .collect();
         let vls = self.vls;
         let shuffle = self.shuffle.take();
         {
             // Views over the switch ports of each lane, then over its NIC ports.
-            let mut credits = self.credits.split(&all_cuts);
-            let mut vl_owner = spans(&mut self.vl_owner, &all_cuts, vls);
-            let mut sched = spans(&mut self.sched, &all_cuts, 1);
-            let mut vl_flits = spans(&mut self.counters.vl_flits, &all_cuts, vls);
+            let (mut credits, nic_credits) = self.credits.split(&cuts.all).split_at(n);
+            let (mut vl_owner, nic_vl_owner) =
+                spans(&mut self.vl_owner, &cuts.all, vls).split_at(n);
+            let (mut sched, nic_sched) = spans(&mut self.sched, &cuts.all, 1).split_at(n);
+            let (mut vl_flits, nic_vl_flits) =
+                spans(&mut self.counters.vl_flits, &cuts.all, vls).split_at(n);
             let mut nic_parts = std::iter::zip(
                 std::iter::zip(
-                    spans(&mut self.nics, &nic_cuts, 1),
-                    self.nic_buf.split(&nic_cuts),
+                    spans(&mut self.nics, &cuts.nics, 1),
+                    self.nic_buf.split(&cuts.nics),
                 ),
                 std::iter::zip(
-                    std::iter::zip(credits.split_off(n), vl_owner.split_off(n)),
-                    std::iter::zip(sched.split_off(n), vl_flits.split_off(n)),
+                    std::iter::zip(nic_credits, nic_vl_owner),
+                    std::iter::zip(nic_sched, nic_vl_flits),
                 ),
             )
             .map(
@@ -544,84 +667,84 @@ impl Network {
                     vl_flits,
                 },
             );
-            let mut credits = credits.into_iter();
-            let mut vl_owner = vl_owner.into_iter();
-            let mut sched = sched.into_iter();
-            let mut vl_flits = vl_flits.into_iter();
-            let mut out_busy = spans(&mut self.out_busy, &cuts, 1).into_iter();
-            let mut rr_out = spans(&mut self.rr_out, &cuts, 1).into_iter();
-            let mut inputs = spans(&mut self.inputs, &cuts, vls).into_iter();
-            let mut in_conns = spans(&mut self.in_conns, &cuts, 1).into_iter();
-            let mut waiting = spans(&mut self.waiting, &cuts, 1).into_iter();
-            let mut rr_in = spans(&mut self.rr_in, &cuts, 1).into_iter();
-            let mut oq = spans(&mut self.obuf.queues, &cuts, vls).into_iter();
-            let mut oa = self.obuf.account.split(&cuts).into_iter();
-            let mut ow = spans(&mut self.obuf.waiting, &cuts, 1).into_iter();
-            let mut oc = spans(&mut self.obuf.cur, &cuts, 1).into_iter();
-            let mut os = spans(&mut self.obuf.stalled, &cuts, 1).into_iter();
-            let mut ox = spans(&mut self.obuf.xsched, &cuts, 1).into_iter();
-            let mut switches = spans(&mut self.switches, &sw_cuts, 1).into_iter();
+            let ports = &cuts.ports;
+            let mut out_busy = spans(&mut self.out_busy, ports, 1);
+            let mut rr_out = spans(&mut self.rr_out, ports, 1);
+            let mut inputs = spans(&mut self.inputs, ports, vls);
+            let mut in_conns = spans(&mut self.in_conns, ports, 1);
+            let mut waiting = spans(&mut self.waiting, ports, 1);
+            let mut rr_in = spans(&mut self.rr_in, ports, 1);
+            let mut oq = spans(&mut self.obuf.queues, ports, vls);
+            let mut oa = self.obuf.account.split(ports);
+            let mut ow = spans(&mut self.obuf.waiting, ports, 1);
+            let mut oc = spans(&mut self.obuf.cur, ports, 1);
+            let mut os = spans(&mut self.obuf.stalled, ports, 1);
+            let mut ox = spans(&mut self.obuf.xsched, ports, 1);
+            let mut switches = spans(&mut self.switches, &cuts.switches, 1);
             let packets = self.packets.cells();
             let mut dl = self.dl.as_deref_mut();
             let port_series = self.counters.port_ts_ports != 0;
             let trace_routes = self.counters.route_trace.is_some();
-            let mut lanes: Vec<Lane> = self
-                .lanes
-                .iter_mut()
-                .map(|own| Lane {
-                    vls,
-                    switching: self.switching,
-                    nic_base: self.nic_base,
-                    ports: &self.ports,
-                    port_names: &self.port_names,
-                    organisation: &self.organisation,
-                    routes: &self.routes,
-                    sl2vl: &self.sl2vl,
-                    in_orgs: &self.in_orgs,
-                    prio_inputs: self.prio_inputs,
-                    mgmt_vl: self.mgmt_vl,
-                    fifo_arbiter: self.fifo_arbiter,
-                    per_vl_crossbar: self.per_vl_crossbar,
-                    prefetch_queues: self.prefetch_queues,
-                    port_series,
-                    trace_routes,
-                    credits: credits.next().unwrap(),
-                    out_busy: out_busy.next().unwrap(),
-                    vl_owner: vl_owner.next().unwrap(),
-                    sched: sched.next().unwrap(),
-                    rr_out: rr_out.next().unwrap(),
-                    inputs: inputs.next().unwrap(),
-                    in_conns: in_conns.next().unwrap(),
-                    waiting: waiting.next().unwrap(),
-                    rr_in: rr_in.next().unwrap(),
-                    obuf: ObufView {
-                        queues: oq.next().unwrap(),
-                        account: oa.next().unwrap(),
-                        waiting: ow.next().unwrap(),
-                        cur: oc.next().unwrap(),
-                        stalled: os.next().unwrap(),
-                        xsched: ox.next().unwrap(),
-                    },
-                    switches: switches.next().unwrap(),
-                    vl_flits: vl_flits.next().unwrap(),
-                    port_stats: self.cfg.run.per_port_stats,
-                    packets,
-                    nic: nic_parts.next().unwrap(),
-                    dl: dl.take(),
-                    own,
-                })
-                .collect();
-            match (lanes.as_mut_slice(), crew) {
-                ([lane], _) => lane.run(t, in_window, shuffle.as_ref()),
-                ([first, rest @ ..], Some(crew)) => crew.phase(first, rest, t, in_window),
-                // Several lanes but no threads (not reached from `run`): one after the other.
-                (lanes, _) => {
-                    for lane in lanes {
-                        lane.run(t, in_window, None);
+            let mut lanes = self.lanes.iter_mut().map(|own| Lane {
+                vls,
+                switching: self.switching,
+                nic_base: self.nic_base,
+                ports: &self.ports,
+                port_names: &self.port_names,
+                organisation: &self.organisation,
+                routes: &self.routes,
+                sl2vl: &self.sl2vl,
+                in_orgs: &self.in_orgs,
+                prio_inputs: self.prio_inputs,
+                mgmt_vl: self.mgmt_vl,
+                fifo_arbiter: self.fifo_arbiter,
+                per_vl_crossbar: self.per_vl_crossbar,
+                prefetch_queues: self.prefetch_queues,
+                port_series,
+                trace_routes,
+                credits: credits.next().unwrap(),
+                out_busy: out_busy.next().unwrap(),
+                vl_owner: vl_owner.next().unwrap(),
+                sched: sched.next().unwrap(),
+                rr_out: rr_out.next().unwrap(),
+                inputs: inputs.next().unwrap(),
+                in_conns: in_conns.next().unwrap(),
+                waiting: waiting.next().unwrap(),
+                rr_in: rr_in.next().unwrap(),
+                obuf: ObufView {
+                    queues: oq.next().unwrap(),
+                    account: oa.next().unwrap(),
+                    waiting: ow.next().unwrap(),
+                    cur: oc.next().unwrap(),
+                    stalled: os.next().unwrap(),
+                    xsched: ox.next().unwrap(),
+                },
+                switches: switches.next().unwrap(),
+                vl_flits: vl_flits.next().unwrap(),
+                port_stats: self.cfg.run.per_port_stats,
+                packets,
+                nic: nic_parts.next().unwrap(),
+                dl: dl.take(),
+                own,
+            });
+            if n == 1 {
+                let mut lane = lanes.next().expect("one lane");
+                lane.run(t, in_window, shuffle.as_ref());
+            } else {
+                let mut lanes: Vec<Lane> = lanes.collect();
+                match (lanes.as_mut_slice(), crew) {
+                    ([first, rest @ ..], Some(crew)) => crew.phase(first, rest, t, in_window),
+                    // Several lanes but no threads (not reached from `run`): one after the
+                    // other.
+                    (lanes, _) => {
+                        for lane in lanes {
+                            lane.run(t, in_window, None);
+                        }
                     }
                 }
             }
         }
+        self.phase_cuts = cuts;
         self.shuffle = shuffle;
         // What the lanes handed over, lane by lane.
         for k in 0..self.lanes.len() {

@@ -177,6 +177,8 @@ pub struct Network {
     /// The lanes of the switch phase (contiguous ranges of switches; each on its own thread
     /// when there are several).
     lanes: Vec<lane::LaneOwn>,
+    /// Scratch space of the switch phase: where it cuts the lanes (see `switch_phase`).
+    phase_cuts: lane::PhaseCuts,
     /// Switch phases since the lanes were last balanced (see `Network::balance_lanes`).
     balance_phases: u32,
     // Endpoints and traffic.
