@@ -109,18 +109,6 @@ impl SeparableAllocator {
         rr_start: impl Fn(PortNum) -> usize,
     ) -> bool {
         let reqs = &mut self.requests;
-        // One request (the common case): its output's scheduler alone decides.
-        if let [r] = reqs[..] {
-            self.cands.clear();
-            self.cands.push(r.candidate());
-            return match choose(r.output, &self.cands) {
-                Some(_) => {
-                    self.grants.push(r);
-                    false
-                }
-                None => true,
-            };
-        }
         let mut lost = false;
         for i in 0..reqs.len() {
             let op = reqs[i].output;
@@ -146,6 +134,11 @@ impl SeparableAllocator {
                 lost = true;
                 continue;
             };
+            // A lone request (the common case) is what the scheduler chose.
+            if reqs.len() == 1 {
+                self.grants.push(reqs[0]);
+                break;
+            }
             let start = rr_start(op);
             let mut best = usize::MAX;
             let mut best_key = (i64::MAX, usize::MAX);

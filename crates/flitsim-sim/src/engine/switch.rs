@@ -424,7 +424,7 @@ impl Lane<'_> {
     /// One cycle of connection `c` of switch `s` where flits go into an output buffer or
     /// under wormhole switching (credits are taken flit by flit). Returns `None` when nothing
     /// moved, else whether the tail did.
-    #[inline(never)]
+    #[inline(always)]
     fn advance_general(&mut self, s: usize, c: Conn, t: Cycle, in_window: bool) -> Option<bool> {
         let vls = self.vls;
         let wormhole = self.switching == Switching::Wormhole;
@@ -483,7 +483,7 @@ impl Lane<'_> {
 
     /// The tail of connection `i` of switch `s` has crossed: free input and output, and let
     /// the next packet of the input VL become its head.
-    #[inline(never)]
+    #[inline(always)]
     fn close_connection(&mut self, s: usize, i: usize, c: Conn, t: Cycle) {
         let vls = self.vls;
         let bi = c.input.idx() * vls + c.in_vl.idx();
