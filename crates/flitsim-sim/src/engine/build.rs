@@ -367,10 +367,8 @@ impl Network {
                 .collect()
         };
         let obuf = match buffers.out {
-            None => OutputBuffers {
-                stalled: vec![false; g_total],
-                ..Default::default()
-            },
+            // No output buffers: every per-port vector stays empty.
+            None => OutputBuffers::default(),
             Some((_, org)) => OutputBuffers {
                 queues: queues(g_total),
                 account: VlAccount::new(

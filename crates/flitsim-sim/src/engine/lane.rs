@@ -50,6 +50,11 @@ impl<T> Span<'_, T> {
     pub fn get(&self, i: usize) -> Option<&T> {
         self.items.get(i.wrapping_sub(self.base))
     }
+    /// The element at global index `i`, if this span has it, to change.
+    #[inline(always)]
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.items.get_mut(i.wrapping_sub(self.base))
+    }
 }
 
 impl<T> std::ops::Index<usize> for Span<'_, T> {
@@ -435,12 +440,15 @@ impl Lane<'_> {
             let g = ev.target.idx();
             if !ev.is_flit() {
                 self.credits.release(g, ev.vl, ev.n as u32);
-                self.obuf.stalled[g] = false;
                 let (s, p) = self.port_names[g];
                 let sw = &mut self.switches[s as usize];
                 sw.dirty |= sw.credit_blocked;
-                if self.obuf.waiting.get(g).is_some_and(|&w| w != 0) {
-                    sw.out_ready |= 1 << (p & 63);
+                // With output buffers, the port may send from them again.
+                if let Some(stalled) = self.obuf.stalled.get_mut(g) {
+                    *stalled = false;
+                    if self.obuf.waiting[g] != 0 {
+                        sw.out_ready |= 1 << (p & 63);
+                    }
                 }
             } else {
                 self.arrive(ev, t);

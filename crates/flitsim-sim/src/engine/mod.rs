@@ -113,7 +113,8 @@ pub(crate) struct PortInfo {
     pub egress: Egress,
 }
 
-/// The output buffers of all ports (combined input/output-queued and Omni-Path switches).
+/// The output buffers of all ports (combined input/output-queued and Omni-Path switches;
+/// every vector is empty in a fabric without output buffers).
 #[derive(Default)]
 pub(crate) struct OutputBuffers {
     /// Per (port, VL).
