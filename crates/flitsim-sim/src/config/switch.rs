@@ -187,8 +187,9 @@ pub struct OpaConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub central_max_per_vl: Option<u32>,
     /// How a packet leaving its MPort picks its link (and central buffer): `"input"`
-    /// (default: input `j` always takes link `j · mport_links / ports_per_mport`) or `"flow"`
-    /// (by its source and destination, so every central buffer serves all inputs).
+    /// (default: input `j` always takes link `j · mport_links / ports_per_mport`), `"flow"`
+    /// (by its source and destination, so every central buffer serves all inputs) or `"free"`
+    /// (at allocation: the input's own link, else any other that can start the packet).
     #[serde(default, skip_serializing_if = "is_input")]
     pub link_choice: LinkChoice,
 }
@@ -202,6 +203,9 @@ pub enum LinkChoice {
     Input,
     /// Each (source, destination) pair is bound to one link, whatever its input.
     Flow,
+    /// Chosen at allocation: the input's own link if it can start the packet, else the first
+    /// other link of the MPort that can (every central buffer serves every input, §2.2).
+    Free,
 }
 
 fn is_input(c: &LinkChoice) -> bool {

@@ -22,7 +22,11 @@
 //! With `link_choice = "flow"` the link is chosen per (source, destination) pair instead, by
 //! a fixed hash: every input of the MPort then reaches both central buffers, as in the paper,
 //! where each central buffer arbitrates among all 4 inputs of its MPort, and the packets of a
-//! flow still keep their order.
+//! flow still keep their order. With `link_choice = "free"` the choice is made when the packet
+//! is allocated, as the paper's MPort crossbar does: a head whose input's own link is busy or
+//! has no room takes the first other link of the MPort that can start it, so every central
+//! buffer serves every input and a link held by a packet still arriving does not hold back
+//! the other inputs (a flow's packets may then pass each other between two links).
 //!
 //! Routing uses the fabric's tables of the whole switch: at an external input the packet's
 //! output port and VL come from the LFT and SL→VL table; the internal hops keep that VL, so
@@ -204,6 +208,16 @@ impl OpaLayout {
         })
     }
 
+    /// With `link_choice = "free"`, for an MPort node `s`: (its external ports, its links to
+    /// the central crossbar), whose ports follow the external ones. `None` otherwise.
+    #[inline]
+    pub fn free_links(&self, s: usize) -> Option<(u16, u16)> {
+        (self.link_choice == LinkChoice::Free
+            && matches!(self.node[s].1, NodeKind::MPort(_))
+            && self.links > 1)
+            .then_some((self.ppm, self.links))
+    }
+
     /// The role of port `p` of expanded switch `s`.
     pub fn role(&self, s: u32, p: PortNum) -> PortRole {
         let (ppm, nl) = (self.ppm, self.links);
@@ -256,7 +270,7 @@ impl OpaLayout {
                     (o % ppm, vl)
                 } else {
                     let link = match self.link_choice {
-                        LinkChoice::Input => in_port * nl / ppm,
+                        LinkChoice::Input | LinkChoice::Free => in_port * nl / ppm,
                         LinkChoice::Flow => flow_link(pkt.src, pkt.dst, nl),
                     };
                     (ppm + link, vl)

@@ -203,6 +203,9 @@ impl Lane<'_> {
         // Input stage: each input offers its first eligible VL in round-robin order (its
         // oldest with the FIFO arbiter; every eligible VL with a non-multiplexed crossbar).
         let (fifo, per_vl) = (self.fifo_arbiter, self.per_vl_crossbar);
+        // An MPort whose packets may take any of its links to the central crossbar: (external
+        // ports, links).
+        let free_links = self.organisation.opa().and_then(|l| l.free_links(s));
         // On large fabrics, ask for every waiting head's queue first, so that their cache
         // misses overlap instead of stalling the scan below one after another.
         for ip in 0..if self.prefetch_queues { np } else { 0 } {
@@ -242,11 +245,7 @@ impl Lane<'_> {
                 if chosen {
                     continue;
                 }
-                let output = base + h.out_port as usize;
-                if self.out_busy[output] & h.out_vl.bit() != 0 {
-                    continue;
-                }
-                let ok = match self.ports[output].egress {
+                let fits = |output: usize| match self.ports[output].egress {
                     Egress::OutputBuffer => {
                         let need = if vct { h.remaining() } else { 1 };
                         self.obuf.account.fits(output, h.out_vl, need)
@@ -261,11 +260,36 @@ impl Lane<'_> {
                         h.remaining(),
                     ),
                 };
+                let mut out_port = h.out_port;
+                let busy = self.out_busy[base + out_port as usize] & h.out_vl.bit() != 0;
+                let mut ok = !busy && fits(base + out_port as usize);
+                let mut some_free = !busy;
+                // `link_choice = "free"`: a head bound for a busy or full link to the central
+                // crossbar takes another link of its MPort that can start it.
+                if let Some((ppm, nl)) = free_links.filter(|&(ppm, nl)| {
+                    !ok && (ip as u16) < ppm && out_port >= ppm && out_port < ppm + nl
+                }) {
+                    for d in 1..nl {
+                        let alt = ppm + (out_port - ppm + d) % nl;
+                        if self.out_busy[base + alt as usize] & h.out_vl.bit() != 0 {
+                            continue;
+                        }
+                        some_free = true;
+                        if fits(base + alt as usize) {
+                            out_port = alt;
+                            ok = true;
+                            break;
+                        }
+                    }
+                }
+                if !some_free {
+                    continue;
+                }
                 if ok {
                     let req = Request {
                         input: ip as u16,
                         in_vl: Vl(v as u8),
-                        output: h.out_port,
+                        output: out_port,
                         out_vl: h.out_vl,
                         sl: h.class,
                         key: if fifo { h.ready as i64 } else { h.dl },
