@@ -492,9 +492,12 @@ impl Lane<'_> {
         let dl = self.deadline_arrive(ev.pkt, g, t);
         let p = self.packets.get(ev.pkt);
         let sw = &mut self.switches[s as usize];
-        let (out_port, out_vl) =
+        let (out_port, out_vl, exit_vl) =
             self.organisation
                 .route(self.routes, self.sl2vl, s, in_port, &p, ev.vl);
+        if let Some(x) = exit_vl {
+            self.packets.update(ev.pkt, |p| p.exit_vl = x);
+        }
         if self.trace_routes {
             self.own.route_log.push(RouteHop {
                 src: p.src,

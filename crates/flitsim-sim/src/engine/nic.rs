@@ -565,6 +565,7 @@ impl Network {
             msg: m.msg,
             flow: m.tag.flow,
             path,
+            exit_vl: 0,
             route,
             deadline: 0,
             delivered: 0,

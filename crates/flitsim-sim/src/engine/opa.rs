@@ -247,8 +247,21 @@ impl OpaLayout {
     }
 
     /// Where `pkt`, arriving at port `in_port` of expanded switch `s` on VL `in_vl`, goes
-    /// next: (output port, output VL). At an external input the fabric switch's route source
-    /// and SL→VL table decide; the internal hops keep the VL.
+    /// next: (output port, output VL, and the VL to remember as the packet's exit VL). At an
+    /// external input the fabric switch's route source and SL→VL table decide the output port
+    /// and the VL the packet leaves the switch on (its exit VL). A packet that stays in its
+    /// MPort goes straight to that port and VL. One that crosses the central crossbar waits in
+    /// the central buffer under the VL it arrived on, and from the central crossbar on under
+    /// its exit VL (the staging buffer and the output buffer are per output port).
+    ///
+    /// Why: a central buffer serves every output of the switch. Keyed by the exit VL, one of
+    /// its queues would mix packets for different outputs that share a VL number — on a torus
+    /// with datelines, packets still in lane 0 of one dimension with packets that crossed the
+    /// dateline and turn into lane 0 of the next — and its head-of-line blocking would add
+    /// channel dependencies the fabric's routing does not have (lane 1 waiting on lane 0):
+    /// the 8×8 torus of the Omni-Path QoS scenario deadlocked that way under overload. Keyed
+    /// by the arrival VL, a queue holds only packets that arrived on one VL through the inputs
+    /// of one link, so what waits behind a packet is what an input buffer of that VL holds.
     #[inline]
     pub fn route(
         &self,
@@ -258,7 +271,7 @@ impl OpaLayout {
         in_port: u16,
         pkt: &Packet,
         in_vl: Vl,
-    ) -> (u16, Vl) {
+    ) -> (u16, Vl, Option<u8>) {
         let (fs, kind) = self.node[s as usize];
         let (ppm, nl) = (self.ppm, self.links);
         match kind {
@@ -267,21 +280,21 @@ impl OpaLayout {
                 let o = routes.out_port(SwitchId(fs), pkt);
                 let vl = sl2vl.vl(SwitchId(fs), a, o, pkt.wire_sl);
                 if o / ppm == m {
-                    (o % ppm, vl)
+                    (o % ppm, vl, None)
                 } else {
                     let link = match self.link_choice {
                         LinkChoice::Input | LinkChoice::Free => in_port * nl / ppm,
                         LinkChoice::Flow => flow_link(pkt.src, pkt.dst, nl),
                     };
-                    (ppm + link, vl)
+                    (ppm + link, in_vl, Some(vl.0))
                 }
             }
             // From the central crossbar to the output buffer of port `in_port − ppm − nl`.
-            NodeKind::MPort(_) => (in_port - ppm - nl, in_vl),
+            NodeKind::MPort(_) => (in_port - ppm - nl, in_vl, None),
             NodeKind::Central => {
                 let o = routes.out_port(SwitchId(fs), pkt);
                 let mports = (s - self.first[fs as usize]) as u16;
-                (mports * nl + o, in_vl)
+                (mports * nl + o, Vl(pkt.exit_vl), None)
             }
         }
     }

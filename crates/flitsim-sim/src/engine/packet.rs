@@ -34,6 +34,10 @@ pub(crate) struct Packet {
     pub flow: u32,
     /// Its path among the destination's paths (the destination LID offset under LMC).
     pub path: u8,
+    /// With the hierarchical Omni-Path switch: the VL it leaves the current fabric switch on,
+    /// chosen at the switch's input port; the central buffer holds it under the VL it arrived
+    /// on (see `engine::opa`).
+    pub exit_vl: u8,
     /// With source routing, the index of its route's first hop (see `SourceRoutes`).
     pub route: u32,
     /// Deadline-based QoS: its deadline in the clock of the node holding it, or its time to

@@ -262,7 +262,8 @@ impl Organisation {
     }
 
     /// Where `pkt`, arriving on VL `in_vl` at port `in_port` of simulated switch `s`, leaves:
-    /// (output port of `s`, VL).
+    /// (output port of `s`, VL, and with the Omni-Path switch the exit VL the packet is to
+    /// remember, see [`OpaLayout::route`]).
     #[inline(always)]
     pub fn route(
         &self,
@@ -272,12 +273,12 @@ impl Organisation {
         in_port: PortNum,
         pkt: &Packet,
         in_vl: Vl,
-    ) -> (PortNum, Vl) {
+    ) -> (PortNum, Vl, Option<u8>) {
         match self {
             Organisation::InputQueued | Organisation::InputOutputQueued => {
                 let out = routes.out_port(SwitchId(s), pkt);
                 let vl = sl2vl.vl(SwitchId(s), in_port, out, pkt.wire_sl);
-                (out, vl)
+                (out, vl, None)
             }
             Organisation::OmniPath(l) => l.route(routes, sl2vl, s, in_port, pkt, in_vl),
         }
