@@ -29,8 +29,10 @@
 //! the other inputs (a flow's packets may then pass each other between two links).
 //!
 //! Routing uses the fabric's tables of the whole switch: at an external input the packet's
-//! output port and VL come from the LFT and SL→VL table; the internal hops keep that VL, so
-//! the central buffers are divided by the VL the packet will leave on. Output scheduling (RR,
+//! output port and the VL it leaves the switch on (its exit VL, kept in the packet) come from
+//! the LFT and SL→VL table. The link to the central crossbar and the central buffer hold the
+//! packet under the VL it arrived on; the central crossbar hands it to the staging buffer under
+//! its exit VL (see [`OpaLayout::route`] for why). Output scheduling (RR,
 //! SBT, DTable, VLArb) runs at the external output ports; the MPort and central crossbars
 //! arbitrate round robin, as in the paper.
 use super::packet::Packet;
