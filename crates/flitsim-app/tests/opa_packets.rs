@@ -4,7 +4,8 @@
 //!   packets back to back, and the results count its packets one by one;
 //! - round robin arbitrates per packet, so packets of different messages interleave;
 //! - `packet_flits = 0` reproduces the single-packet messages of earlier versions byte for byte
-//!   (golden output of the version before packets, `tests/data/opa-small-*.json`);
+//!   (golden output, `tests/data/opa-small-*.json`: of the version before packets until
+//!   session 18, regenerated then for the central buffers' arrival-VL keys, a Breaking change);
 //! - the packet size is checked and accepts a size with `[units]`.
 mod common;
 use common::{network, parse, run_err};
