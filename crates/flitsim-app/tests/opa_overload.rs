@@ -4,8 +4,9 @@
 //! (`routing.verify`), so every flit must be delivered once the burst ends.
 //!
 //! Before session 18 the central buffers of the hierarchical switch were keyed by the VL a
-//! packet leaves the switch on, and this burst deadlocked CL's, BE's and BK's VLs (16.7 M
-//! flits stuck; crossbar switches drained the same burst). It takes about 20 s in a release
+//! packet leaves the switch on, and this burst deadlocked CL's, BE's and BK's VLs (14.0 M
+//! flits stuck, the stall detector firing at cycle 71 286; crossbar switches drained the same
+//! burst). It takes about 20 s in a release
 //! build, too long for the debug test run, so it is ignored there:
 //!
 //! ```sh
