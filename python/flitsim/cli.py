@@ -44,6 +44,9 @@ BENCH_SCALE: Tuple[Tuple[str, str, float, int, int], ...] = (
 )
 # The same run lengths as the Rust benchmark (crates/flitsim-app/examples/bench.rs).
 BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false")
+# Every benchmark run counts hardware events (performance.counters) where the platform has
+# them.
+BENCH_COUNTERS = "run.counters=true"
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
 
 
@@ -128,9 +131,11 @@ def bench(
 
     Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
     (wall nanoseconds per flit-hop), CPU nanoseconds per flit-hop (the run loop's thread CPU
-    time, where the platform has the clock; with several threads, the process's), the build
-    time (topology, routing, table checks and the simulated network), which the rates leave
-    out, and the threads the run took.
+    time, where the platform has the clock; with several threads, the process's),
+    instructions, L1 data-cache read misses and last-level cache misses per flit-hop (from
+    the processor's counters, every thread of the run; "-" where the platform does not give
+    them, and a note on stderr says why), the build time (topology, routing, table checks
+    and the simulated network), which the rates leave out, and the threads the run took.
 
     The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
     fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
@@ -155,13 +160,17 @@ def bench(
         "Mflit-hops/s",
         "ns/flit-hop",
         "cpu ns/fh",
+        "instr/fh",
+        "L1d miss/fh",
+        "LLC miss/fh",
         "build s",
         "threads",
     )
-    widths = (24, 5, 11, 8, 11, 12, 11, 9, 8, 7)
+    widths = (24, 5, 11, 8, 11, 12, 11, 9, 9, 11, 11, 8, 7)
     click.echo(_row(header, widths))
+    missing: List[str] = []
     for name, filename, load in BENCH_SCENARIOS:
-        sets = [f"traffic.load={load}", *BENCH_SETS]
+        sets = [f"traffic.load={load}", *BENCH_SETS, BENCH_COUNTERS]
         if quick:
             sets.extend(BENCH_QUICK_SETS)
         if threads is not None:
@@ -177,10 +186,15 @@ def bench(
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
             _fmt(_cpu_ns_per_flit_hop(perf), 1),
+            _fmt(_per_flit_hop(perf, "instructions"), 0),
+            _fmt(_per_flit_hop(perf, "l1d_read_misses"), 2),
+            _fmt(_per_flit_hop(perf, "cache_misses"), 2),
             _fmt(perf.get("build_seconds"), 3),
             _fmt(perf.get("threads"), 0),
         )
         click.echo(_row(cells, widths))
+        _note_missing_counters(perf, missing)
+    _print_counter_notes(missing)
 
 
 def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
@@ -189,10 +203,22 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
     base = directory / BENCH_SCENARIOS[0][1]
     if not base.is_file():
         fail(f"benchmark scenario file not found in {directory}: {base.name}")
-    header = ("fabric", "load", "sim cycles", "Mflit-hops/s", "ns/flit-hop", "cpu ns/fh", "x 16x16")
-    widths = (12, 5, 11, 12, 11, 9, 8)
+    header = (
+        "fabric",
+        "load",
+        "sim cycles",
+        "Mflit-hops/s",
+        "ns/flit-hop",
+        "instr/fh",
+        "L1d miss/fh",
+        "LLC miss/fh",
+        "cpu ns/fh",
+        "x 16x16",
+    )
+    widths = (12, 5, 11, 12, 11, 9, 11, 11, 9, 8)
     click.echo(_row(header, widths))
     first: Optional[float] = None
+    missing: List[str] = []
     for name, sides, load, warmup, measure in BENCH_SCALE:
         sets = [
             f"topology.sides={sides}",
@@ -201,6 +227,7 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
             f"run.measure={2000 if quick else measure}",
             "run.per_port_stats=false",
             f"run.threads={threads}",
+            BENCH_COUNTERS,
         ]
         r = json.loads(_run(base, sets, None))
         perf = r.get("performance") or {}
@@ -214,16 +241,40 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
             _fmt((r.get("cycles") or {}).get("total"), 0),
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
+            _fmt(_per_flit_hop(perf, "instructions"), 0),
+            _fmt(_per_flit_hop(perf, "l1d_read_misses"), 2),
+            _fmt(_per_flit_hop(perf, "cache_misses"), 2),
             _fmt(cpu, 1),
             _fmt(cost / first if cost and first else None, 2),
         )
         click.echo(_row(cells, widths))
+        _note_missing_counters(perf, missing)
+    _print_counter_notes(missing)
 
 
 def _cpu_ns_per_flit_hop(perf: Dict[str, Any]) -> Optional[float]:
     """CPU nanoseconds of the run loop per flit-hop (None without a CPU clock or flit-hops)."""
     cpu, hops = perf.get("cpu_seconds"), perf.get("flit_hops")
     return 1e9 * cpu / hops if cpu is not None and hops else None
+
+
+def _per_flit_hop(perf: Dict[str, Any], counter: str) -> Optional[float]:
+    """A hardware event count of the run (``performance.counters``) per flit-hop (None
+    where it was not counted)."""
+    value, hops = (perf.get("counters") or {}).get(counter), perf.get("flit_hops")
+    return value / hops if value is not None and hops else None
+
+
+def _note_missing_counters(perf: Dict[str, Any], notes: List[str]) -> None:
+    """Adds to ``notes`` why a run's hardware counters are missing, once per reason."""
+    why = (perf.get("counters") or {}).get("unavailable")
+    if why and why not in notes:
+        notes.append(why)
+
+
+def _print_counter_notes(notes: List[str]) -> None:
+    for why in notes:
+        click.echo(f"note: hardware counters not counted: {why}", err=True)
 
 
 def _ns_per(rate: Optional[float]) -> Optional[float]:

@@ -378,6 +378,8 @@ NOT_TABLED: Tuple[Tuple[str, ...], ...] = (
     ("performance", "cycles_per_second"),
     ("performance", "flit_hops"),
     ("performance", "flit_hops_per_second"),
+    # Hardware event counts (`run.counters`): `flitsim bench` reads them from the JSON.
+    ("performance", "counters"),
 )
 
 

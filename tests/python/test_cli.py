@@ -139,7 +139,17 @@ def test_bench_quick_prints_one_row_per_scenario(runner, tmp_path: Path):
         # clocks' resolution).
         assert "cpu ns/fh" in lines[0]
         assert 0 < float(cells[7]) <= ns * 1.05 + 1
-        assert float(cells[8]) >= 0
+        # Hardware counts per flit-hop, or "-" where the platform has no counters (then a
+        # note on stderr says why).
+        assert "instr/fh" in lines[0] and "LLC miss/fh" in lines[0]
+        for cell in cells[8:11]:
+            assert cell == "-" or float(cell) >= 0
+        if "-" in cells[8:11]:
+            assert "note: hardware counters not counted:" in result.stderr
+        else:
+            # A flit-hop takes hundreds of instructions in this engine, never fewer than 10.
+            assert float(cells[8]) > 10
+        assert float(cells[11]) >= 0
 
 
 def test_bench_threads_sets_run_threads(runner, tmp_path: Path):
@@ -177,6 +187,7 @@ def test_bench_scale_prints_the_cost_relative_to_the_smallest(runner, tmp_path: 
         assert abs(float(row[-1]) - float(row[-2]) / ref) <= 0.01 + 0.06 / ref
     # --quick: warmup 1000 + measure 2000 simulated cycles at least.
     assert int(rows[1][3]) >= 3000
+    assert "instr/fh" in lines[0] and "LLC miss/fh" in lines[0]
 
 
 def test_bench_without_scenario_files(runner, tmp_path: Path):

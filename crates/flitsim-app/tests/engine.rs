@@ -35,6 +35,38 @@ fn cpu_seconds_is_the_loop_thread_cpu_time() {
     }
 }
 
+/// `run.counters` adds the hardware event counts of the loop, on one thread and on two
+/// (the lane thread's counts included), changes no result and not the config hash; each
+/// count is there or `unavailable` says why. Without the key there are none.
+#[test]
+fn run_counters_reports_hardware_counts_without_changing_results() {
+    let sets = ["traffic.load=0.3", "run.measure=3000"];
+    let plain = run(TORUS, &sets);
+    assert_eq!(plain.performance.counters, None);
+    for threads in ["run.threads=1", "run.threads=2"] {
+        let r = run(TORUS, &[sets[0], sets[1], threads, "run.counters=true"]);
+        assert_eq!(without_performance(&r), without_performance(&plain));
+        assert_eq!(r.config_hash, plain.config_hash);
+        let c = r.performance.counters.clone().expect("counters requested");
+        for (name, v) in [
+            ("instructions", c.instructions),
+            ("cycles", c.cycles),
+            ("cache_misses", c.cache_misses),
+            ("l1d_read_misses", c.l1d_read_misses),
+            ("page_faults", c.page_faults),
+        ] {
+            if v.is_none() {
+                let why = c.unavailable.as_deref().unwrap_or("");
+                assert!(why.contains(name), "{name} missing, no reason: {c:?}");
+            }
+        }
+        // The loop does at least some dozens of instructions per flit it moves.
+        if let Some(n) = c.instructions {
+            assert!(n > 10 * r.performance.flit_hops, "{c:?}");
+        }
+    }
+}
+
 #[test]
 fn below_saturation_accepted_equals_offered_and_flits_are_conserved() {
     for (load, tol) in [(0.1, 0.05), (0.3, 0.03)] {

@@ -53,6 +53,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod hwcount;
 pub mod ids;
 pub mod qos;
 pub mod replay;

@@ -36,6 +36,7 @@ pub fn without_performance(r: &RunResult) -> String {
         cycles_per_second: 0.0,
         flit_hops: r.performance.flit_hops,
         flit_hops_per_second: 0.0,
+        counters: None,
     };
     serde_json::to_string(&r).unwrap()
 }

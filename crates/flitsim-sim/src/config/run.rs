@@ -60,6 +60,13 @@ pub struct RunConfig {
     /// many ran. Deadline-based QoS runs on one thread.
     #[serde(default, skip_serializing)]
     pub threads: Option<u32>,
+    /// Count hardware events while the simulation loop runs (default false):
+    /// `performance.counters` then gives instructions, cycles, last-level and L1 data cache
+    /// misses (where the processor's counters are available to the process: Linux, often not
+    /// in virtual machines) and page faults, over every thread of the run. Counting cannot
+    /// change a result, so the key is left out of the resolved config and its hash.
+    #[serde(default, skip_serializing)]
+    pub counters: bool,
 }
 
 /// A memory size: bytes, or a number with a unit.
@@ -140,6 +147,7 @@ impl Default for RunConfig {
             max_memory: None,
             timeseries_bin: None,
             threads: None,
+            counters: false,
             port_timeseries: false,
         }
     }

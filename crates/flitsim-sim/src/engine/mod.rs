@@ -445,6 +445,17 @@ impl Network {
     /// (the flag is polled once per iteration of the cycle loop); the network is then left
     /// mid-run and should be dropped.
     pub fn run(&mut self) -> Result<RunResult, SimError> {
+        // Started before the lane threads, so that they inherit the counters; read after
+        // they have ended, so that their counts are in.
+        let counting = self.cfg.run.counters.then(crate::hwcount::Counting::start);
+        let mut result = self.run_threads();
+        if let (Some(c), Ok(r)) = (counting, result.as_mut()) {
+            r.performance.counters = Some(c.finish());
+        }
+        result
+    }
+
+    fn run_threads(&mut self) -> Result<RunResult, SimError> {
         // With several lanes, the lanes after the first run on threads of their own that
         // live as long as the loop.
         if self.lanes.len() < 2 {

@@ -436,6 +436,7 @@ impl Collector {
                 } else {
                     0.0
                 },
+                counters: None,
             },
         }
     }

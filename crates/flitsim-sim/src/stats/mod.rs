@@ -473,6 +473,10 @@ pub struct Performance {
     pub flit_hops: u64,
     /// `flit_hops` per wall second.
     pub flit_hops_per_second: f64,
+    /// Hardware event counts of the simulation loop, all threads (with `run.counters`;
+    /// absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::hwcount::HwCounts>,
 }
 
 /// Everything a run reports; serialises to the `flitsim run --json` object.
