@@ -304,7 +304,9 @@ impl AccountView<'_> {
         };
         let i = l * self.vls + vl.idx();
         let u = self.used[i];
-        self.over[l] += o.grow(vl.idx(), u, n);
+        if o.shared != 0 {
+            self.over[l] += o.grow(vl.idx(), u, n);
+        }
         self.used[i] = u + n;
     }
 
@@ -318,7 +320,9 @@ impl AccountView<'_> {
         let i = l * self.vls + vl.idx();
         let u = self.used[i];
         debug_assert!(u >= n, "release exceeds the flits counted");
-        self.over[l] -= o.grow(vl.idx(), u - n, n);
+        if o.shared != 0 {
+            self.over[l] -= o.grow(vl.idx(), u - n, n);
+        }
         self.used[i] = u - n;
     }
 }
