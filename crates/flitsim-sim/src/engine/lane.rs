@@ -549,9 +549,17 @@ impl Lane<'_> {
                 super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
             }
         }
-        let sw = &self.switches[s];
+        let sw = &mut self.switches[s];
         if sw.dirty || sw.wake_at <= t {
-            self.allocate(s, t);
+            if sw.in_waiting == 0 && sw.nports <= 64 {
+                // No input has a waiting head (the set is exact up to 64 ports): what an
+                // allocation would conclude, without its scan.
+                sw.wake_at = NEVER;
+                sw.credit_blocked = false;
+                sw.dirty = false;
+            } else {
+                self.allocate(s, t);
+            }
         }
         if !self.switches[s].conns.is_empty() {
             self.advance(s, t, in_window);
