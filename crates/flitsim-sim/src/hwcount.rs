@@ -87,11 +87,18 @@ impl Counting {
         }
         #[cfg(not(target_os = "linux"))]
         {
+            let why = "performance counters are read on Linux only";
             Counting {
-                failures: vec![(
-                    "all counters",
-                    "performance counters are read on Linux only".to_string(),
-                )],
+                failures: [
+                    "instructions",
+                    "cycles",
+                    "cache_misses",
+                    "l1d_read_misses",
+                    "page_faults",
+                ]
+                .into_iter()
+                .map(|name| (name, why.to_string()))
+                .collect(),
             }
         }
     }
