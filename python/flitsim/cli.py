@@ -273,6 +273,8 @@ def _note_missing_counters(perf: Dict[str, Any], notes: List[str]) -> None:
 
 
 def _print_counter_notes(notes: List[str]) -> None:
+    # After the table, also when stdout is a pipe (block-buffered) and stderr is not.
+    sys.stdout.flush()
     for why in notes:
         click.echo(f"note: hardware counters not counted: {why}", err=True)
 
