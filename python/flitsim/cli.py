@@ -186,9 +186,7 @@ def bench(
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
             _fmt(_cpu_ns_per_flit_hop(perf), 1),
-            _fmt(_per_flit_hop(perf, "instructions"), 0),
-            _fmt(_per_flit_hop(perf, "l1d_read_misses"), 2),
-            _fmt(_per_flit_hop(perf, "cache_misses"), 2),
+            *_counter_cells(perf),
             _fmt(perf.get("build_seconds"), 3),
             _fmt(perf.get("threads"), 0),
         )
@@ -241,9 +239,7 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
             _fmt((r.get("cycles") or {}).get("total"), 0),
             _fmt(_scale(perf.get("flit_hops_per_second"), 1e-6), 2),
             _fmt(_ns_per(perf.get("flit_hops_per_second")), 1),
-            _fmt(_per_flit_hop(perf, "instructions"), 0),
-            _fmt(_per_flit_hop(perf, "l1d_read_misses"), 2),
-            _fmt(_per_flit_hop(perf, "cache_misses"), 2),
+            *_counter_cells(perf),
             _fmt(cpu, 1),
             _fmt(cost / first if cost and first else None, 2),
         )
@@ -256,6 +252,15 @@ def _cpu_ns_per_flit_hop(perf: Dict[str, Any]) -> Optional[float]:
     """CPU nanoseconds of the run loop per flit-hop (None without a CPU clock or flit-hops)."""
     cpu, hops = perf.get("cpu_seconds"), perf.get("flit_hops")
     return 1e9 * cpu / hops if cpu is not None and hops else None
+
+
+def _counter_cells(perf: Dict[str, Any]) -> Tuple[str, str, str]:
+    """The bench columns instr/fh, L1d miss/fh and LLC miss/fh of one run."""
+    return (
+        _fmt(_per_flit_hop(perf, "instructions"), 0),
+        _fmt(_per_flit_hop(perf, "l1d_read_misses"), 2),
+        _fmt(_per_flit_hop(perf, "cache_misses"), 2),
+    )
 
 
 def _per_flit_hop(perf: Dict[str, Any], counter: str) -> Optional[float]:

@@ -208,12 +208,12 @@ impl Lane<'_> {
         let free_links = self.organisation.opa().and_then(|l| l.free_links(s));
         // On large fabrics, ask for every waiting head's queue first, so that their cache
         // misses overlap instead of stalling the scan below one after another.
-        let prefetch_set = if self.prefetch_queues {
-            self.switches[s].in_waiting
+        let prefetch = if self.prefetch_queues {
+            PortSet::new(self.switches[s].in_waiting, np)
         } else {
-            0
+            PortSet::new(0, 0)
         };
-        for ip in PortSet::new(prefetch_set, if self.prefetch_queues { np } else { 0 }) {
+        for ip in prefetch {
             let input = base + ip;
             if self.in_conns[input] < max_conns {
                 for v in round_robin_bits(self.waiting[input], 0) {
