@@ -152,7 +152,10 @@ pub fn resolve(cfg: &SimParams, mtu: &[u32]) -> Result<PortSchedulers, String> {
                     weight: *weight,
                 })
                 .collect();
-            let s = SchedulerConfig::Dtable { entries };
+            let s = SchedulerConfig::Dtable {
+                entries,
+                atomic: d.atomic,
+            };
             PortSchedulers {
                 switch: s.clone(),
                 nic: s,

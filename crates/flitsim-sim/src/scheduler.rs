@@ -43,6 +43,12 @@ pub struct DTable {
     /// Per SL, the last VL served (round robin among the VLs of an SL).
     last_vl: Vec<u8>,
     vls: u8,
+    /// The engine moves packets, not whole messages (`atomic = "link"` with packets inside
+    /// messages): a chosen SL's MTU goes as consecutive packets of one VL.
+    packets: bool,
+    /// Flits of the chosen MTU still to start, and their VL (Algorithm 2's `pending_pkts`).
+    pending: u32,
+    lock_vl: u8,
 }
 
 /// State of InfiniBand VL arbitration (high and low priority tables, LimitOfHighPriority).
@@ -133,7 +139,7 @@ impl OutputScheduler {
                     vls,
                 }))
             }
-            SchedulerConfig::Dtable { entries } => {
+            SchedulerConfig::Dtable { entries, .. } => {
                 if entries.is_empty() {
                     return Err("dtable: the table has no entries".into());
                 }
@@ -160,6 +166,9 @@ impl OutputScheduler {
                     cur_entry: entries.len() - 1,
                     last_vl: vec![vls - 1; sls],
                     vls,
+                    packets: false,
+                    pending: 0,
+                    lock_vl: 0,
                 }))
             }
             SchedulerConfig::VlArb {
@@ -245,6 +254,37 @@ impl OutputScheduler {
         }
     }
 
+    /// Makes a DTable scheduler (also inside a management wrapper) keep each MTU together over
+    /// packets: the engine moves packets smaller than a message (`qos.dtable.atomic = "link"`
+    /// with `traffic.packet_flits`). Other schedulers are unchanged.
+    pub fn with_packets(mut self) -> Self {
+        self.set_packets();
+        self
+    }
+
+    fn set_packets(&mut self) {
+        match self {
+            OutputScheduler::DTable(d) => d.packets = true,
+            OutputScheduler::Management { inner, .. } => inner.set_packets(),
+            _ => {}
+        }
+    }
+
+    /// Flits the next buffer must have room for before a head packet of `len` flits on VL
+    /// `vl`, SL `sl`, counts as able to start: `len`, except under a DTable that keeps MTUs
+    /// together over packets, where a packet that would begin a new MTU needs room for the
+    /// SL's whole MTU (§3.3.1: "the entire message fits onto the neighbour receiving buffer").
+    #[inline(always)]
+    pub fn room_needed(&self, vl: u8, sl: u8, len: u32) -> u32 {
+        match self {
+            OutputScheduler::DTable(d) if d.packets => d.room_needed(vl, sl, len),
+            OutputScheduler::Management { vl: m, inner } if *m != vl => {
+                inner.room_needed(vl, sl, len)
+            }
+            _ => len,
+        }
+    }
+
     /// Like [`pick`](Self::pick) but returns the chosen candidate, and `None` for no candidates.
     #[inline]
     pub fn choose(&mut self, cands: &[Candidate]) -> Option<Candidate> {
@@ -259,6 +299,7 @@ impl OutputScheduler {
     pub fn sent(&mut self, c: Candidate, flits: u32) {
         match self {
             OutputScheduler::VlArb(a) => a.sent(c, flits),
+            OutputScheduler::DTable(d) => d.sent(c, flits),
             OutputScheduler::Management { vl, inner } if c.vl != *vl => inner.sent(c, flits),
             _ => {}
         }
@@ -303,7 +344,19 @@ impl DTable {
     /// otherwise save the rest as its deficit (or drop it when the SL went idle) and move to the
     /// next table entry of an active SL, whose weight plus the SL's deficit becomes the
     /// accumulated weight. Each message costs the SL's MTU. Among the VLs of one SL, round robin.
+    ///
+    /// With packets (`packets`), an MTU is sent as consecutive packets of the chosen VL: while
+    /// `pending` flits of it remain and that VL can start its next packet, the VL goes again
+    /// without a new choice (Algorithm 2, lines 6–7). When it cannot (the rest of the MTU has
+    /// not reached the port yet, or was shorter), the MTU ends there: a work-conserving port
+    /// does not idle for it.
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
+        if self.pending > 0 {
+            if let Some(i) = cands.iter().position(|c| c.vl == self.lock_vl) {
+                return Some(i);
+            }
+            self.pending = 0;
+        }
         let active = |sl: u8| cands.iter().any(|c| c.sl == sl);
         if let Some(sl) = self.cur_sl {
             if !active(sl) {
@@ -340,7 +393,28 @@ impl DTable {
             .min_by_key(|(_, c)| (c.vl as usize + n - last - 1) % n)
             .map(|(i, _)| i)?;
         self.last_vl[sl as usize] = cands[ci].vl;
+        if self.packets {
+            self.pending = self.mtu[sl as usize];
+            self.lock_vl = cands[ci].vl;
+        }
         Some(ci)
+    }
+
+    /// A packet of `flits` started on `c.vl`: it counts against the MTU in progress.
+    fn sent(&mut self, c: Candidate, flits: u32) {
+        if self.pending > 0 && c.vl == self.lock_vl {
+            self.pending = self.pending.saturating_sub(flits);
+        }
+    }
+
+    /// See [`OutputScheduler::room_needed`].
+    #[inline]
+    fn room_needed(&self, vl: u8, sl: u8, len: u32) -> u32 {
+        if self.pending > 0 && vl == self.lock_vl {
+            len
+        } else {
+            len.max(self.mtu[sl as usize])
+        }
     }
 }
 
@@ -590,7 +664,15 @@ mod tests {
             .iter()
             .map(|&(sl, weight)| DTableEntryConfig { sl, weight })
             .collect();
-        OutputScheduler::new(&SchedulerConfig::Dtable { entries }, vls, mtu).unwrap()
+        OutputScheduler::new(
+            &SchedulerConfig::Dtable {
+                entries,
+                atomic: Default::default(),
+            },
+            vls,
+            mtu,
+        )
+        .unwrap()
     }
 
     /// With every SL always active, DTable serves flits in proportion to the table weights,
@@ -621,10 +703,57 @@ mod tests {
         assert_eq!(s.pick(&cands(&[(3, 2)])), None);
     }
 
+    /// With packets inside messages (`atomic = "link"`), a chosen SL's MTU goes as
+    /// consecutive packets of one VL, charged once; a packet that would begin a new MTU needs
+    /// room for all of it; a VL that cannot go on ends the MTU early.
+    #[test]
+    fn dtable_keeps_each_mtu_together_over_packets() {
+        // SL0: MTU 8 (four 2-flit packets), weight 8 per entry; SL1: MTU 2, weight 2.
+        let mut s = dtable(&[(0, 8), (1, 2)], &[8, 2], 2).with_packets();
+        let c = cands(&[(0, 0), (1, 1)]);
+        let mut order = Vec::new();
+        for _ in 0..10 {
+            let ch = s.choose(&c).unwrap();
+            s.sent(ch, 2);
+            order.push(ch.sl);
+        }
+        // Four packets of SL0 (one MTU, one entry's weight), then one of SL1, and again.
+        assert_eq!(order, [0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+        // Room: a new MTU of SL0 needs 8 flits; within an MTU the packet's own length.
+        assert_eq!(s.room_needed(0, 0, 2), 8);
+        assert_eq!(s.room_needed(1, 1, 2), 2);
+        let ch = s.choose(&c).unwrap();
+        assert_eq!(ch.vl, 0);
+        s.sent(ch, 2);
+        assert_eq!(s.room_needed(0, 0, 2), 2);
+        assert_eq!(s.room_needed(1, 1, 2), 2);
+        // SL0's VL has nothing ready: the MTU ends and SL1 goes (work conserving).
+        let only1 = cands(&[(1, 1)]);
+        assert_eq!(s.choose(&only1).unwrap().sl, 1);
+        assert_eq!(s.room_needed(0, 0, 2), 8);
+        // Without packets (the message is the unit), room is the packet's own length.
+        let plain = dtable(&[(0, 8), (1, 2)], &[8, 2], 2);
+        assert_eq!(plain.room_needed(0, 0, 2), 2);
+        // Under a management wrapper the management VL needs only its packet.
+        let m = dtable(&[(0, 8), (1, 2)], &[8, 2], 2)
+            .with_management(2)
+            .with_packets();
+        assert_eq!(m.room_needed(2, 0, 2), 2);
+        assert_eq!(m.room_needed(0, 0, 2), 8);
+    }
+
     #[test]
     fn dtable_rejects_weights_below_one_mtu() {
         let entries = vec![DTableEntryConfig { sl: 0, weight: 1 }];
-        let e = OutputScheduler::new(&SchedulerConfig::Dtable { entries }, 1, &[4]).unwrap_err();
+        let e = OutputScheduler::new(
+            &SchedulerConfig::Dtable {
+                entries,
+                atomic: Default::default(),
+            },
+            1,
+            &[4],
+        )
+        .unwrap_err();
         assert!(e.contains("cannot deliver one MTU"), "{e}");
     }
 

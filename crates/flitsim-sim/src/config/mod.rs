@@ -34,7 +34,7 @@ pub use qos::{
     DTableQosConfig, QosConfig, QosScheduler, SbtQosConfig, ScQosConfig, VlArbQosConfig,
 };
 pub use run::{MemorySize, RunConfig, MAX_RUN_CYCLES};
-pub use scheduler::{DTableEntryConfig, SchedulerConfig};
+pub use scheduler::{DTableAtomic, DTableEntryConfig, SchedulerConfig};
 pub use switch::{
     Arbiter, Crossbar, LinkChoice, OpaConfig, SharedBufferConfig, SwitchConfig, SwitchOrganisation,
     Switching,

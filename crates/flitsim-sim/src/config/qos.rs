@@ -127,6 +127,11 @@ pub struct DTableQosConfig {
     /// Bandwidth share of each class (default: the classes' traffic shares, normalised).
     #[serde(default)]
     pub shares: Option<Vec<f64>>,
+    /// Where an SL's message is atomic with packets inside messages: `link` (default: on
+    /// every link the table schedules; packets cross switches one by one) or `path` (as one
+    /// unit through every switch stage too, flitsim before this key).
+    #[serde(default, skip_serializing_if = "super::DTableAtomic::is_link")]
+    pub atomic: super::DTableAtomic,
 }
 
 fn default_entries() -> u32 {

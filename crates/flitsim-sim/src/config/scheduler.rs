@@ -27,6 +27,10 @@ pub enum SchedulerConfig {
     Dtable {
         /// The table, in order.
         entries: Vec<DTableEntryConfig>,
+        /// Where an SL's message is atomic (`link`, the default, or `path`): see
+        /// [`DTableAtomic`].
+        #[serde(default, skip_serializing_if = "DTableAtomic::is_link")]
+        atomic: DTableAtomic,
     },
     /// InfiniBand VLArbitration: high- and low-priority tables of (VL, weight in flits).
     VlArb {
@@ -38,6 +42,30 @@ pub enum SchedulerConfig {
         #[serde(default)]
         limit_of_high_priority: u8,
     },
+}
+
+/// Where DTable keeps an SL's message together (Cano-Cano et al. 2022, §3.3.1). It matters
+/// only with packets inside messages (`traffic.packet_flits` > 0); without them a message is
+/// one packet either way.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DTableAtomic {
+    /// On every link a DTable schedules (switch output ports and NICs): once it has chosen an
+    /// SL, with room downstream for the SL's whole MTU and enough weight, the port sends the
+    /// next MTU's worth of packets of that VL back to back. Inside a switch the packets move one
+    /// by one, as the crossbars of the paper's switch move packets (§2.2).
+    #[default]
+    Link,
+    /// Along the whole path: the message moves as one unit through every stage of every
+    /// switch too (flitsim before this key).
+    Path,
+}
+
+impl DTableAtomic {
+    /// Whether this is the default, `link`.
+    pub fn is_link(&self) -> bool {
+        *self == DTableAtomic::Link
+    }
 }
 
 /// One DTable entry.

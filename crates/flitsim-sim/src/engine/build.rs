@@ -10,8 +10,8 @@ use super::route::{Organisation, RouteSource, SourceRoutes};
 use super::switch::SwitchState;
 use super::{Egress, Network, OutputBuffers, PortInfo};
 use crate::config::{
-    DeadlineStamp, FlowSpec, InjectionKind, ParamError, QosArchitecture, SchedulerConfig,
-    SharedBufferConfig, SimParams, SwitchOrganisation, Switching, VlDiscipline,
+    DTableAtomic, DeadlineStamp, FlowSpec, InjectionKind, ParamError, QosArchitecture,
+    SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation, Switching, VlDiscipline,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
@@ -725,10 +725,11 @@ fn stamp_rules(cfg: &SimParams) -> Result<Vec<super::deadline::StampRule>, Strin
 /// Per class, the unit the NIC cuts messages into, and the packet size inside a unit (0 when
 /// every unit is one packet). Without `traffic.packet_flits` a unit is a packet of at most the
 /// MTU. With it, a unit is a packet of `packet_flits` (at most the MTU) — unless a DTable
-/// scheduler is in use (`atomic`): DTable sends an SL's message of up to its MTU atomically,
-/// checking room for all of it downstream, and its packets follow each other on one VL at
-/// every hop (Cano-Cano et al. 2022, §3.3.1), so the engine moves the message as one unit
-/// and counts the packets inside it at the destination.
+/// keeps messages together along the whole path (`atomic`, `qos.dtable.atomic = "path"`):
+/// then the engine moves the message as one unit through every stage and counts the packets
+/// inside it at the destination. (With `atomic = "link"` the engine moves packets and the
+/// DTable ports keep each MTU's packets together on their links: see
+/// [`OutputScheduler::room_needed`].)
 fn units(cfg: &SimParams, mtu: &[u16], atomic: bool) -> (Vec<u16>, u16) {
     let pf = cfg.traffic.packet_flits.min(u16::MAX as u32) as u16;
     if pf == 0 || atomic {
@@ -811,7 +812,25 @@ fn schedulers(
         .map_err(|m| err(format!("NIC scheduler: {m}")))?;
     let internal_sched = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls as u8, &mtu_flits)
         .map_err(|m| err(format!("internal scheduler: {m}")))?;
-    let atomic = switch_sched.is_dtable() || nic_sched.is_dtable();
+    // DTable keeps an SL's message together: along the whole path (the engine moves the
+    // message as one unit), or on every link it schedules (the engine moves packets, and the
+    // DTable ports send an MTU's packets back to back).
+    let path_atomic = |c: &SchedulerConfig| {
+        matches!(
+            c,
+            SchedulerConfig::Dtable {
+                atomic: DTableAtomic::Path,
+                ..
+            }
+        )
+    };
+    let atomic = (switch_sched.is_dtable() && path_atomic(&port_scheds.switch))
+        || (nic_sched.is_dtable() && path_atomic(&port_scheds.nic));
+    let (switch_sched, nic_sched) = if cfg.traffic.packet_flits > 0 && !atomic {
+        (switch_sched.with_packets(), nic_sched.with_packets())
+    } else {
+        (switch_sched, nic_sched)
+    };
     let switch_sched = with_management(switch_sched, mgmt_vl);
     let nic_sched = with_management(nic_sched, mgmt_vl);
     let internal_sched = with_management(internal_sched, mgmt_vl);

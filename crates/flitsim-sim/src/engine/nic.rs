@@ -630,7 +630,7 @@ impl Lane<'_> {
                     self.vls,
                     g,
                     Vl(v as u8),
-                    pk.len as u32,
+                    self.nic.sched[g].room_needed(v as u8, pk.class.0, pk.len as u32),
                 ) {
                     cands.push(Candidate {
                         vl: v as u8,

@@ -262,7 +262,7 @@ impl Lane<'_> {
                         vls,
                         output,
                         h.out_vl,
-                        h.remaining(),
+                        self.sched[output].room_needed(h.out_vl.0, h.class.0, h.remaining()),
                     ),
                 };
                 let mut out_port = h.out_port;
@@ -610,7 +610,8 @@ impl Lane<'_> {
             let h = self.obuf.queues[go * vls + v.idx()]
                 .head()
                 .expect("waiting output VL");
-            if self.can_start(go, v, h.remaining()) {
+            let need = self.sched[go].room_needed(v.0, h.class.0, h.remaining());
+            if self.can_start(go, v, need) {
                 cands.push(Candidate {
                     vl: v.0,
                     sl: h.class.0,
