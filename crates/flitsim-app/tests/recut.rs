@@ -33,7 +33,12 @@ fn results_do_not_depend_on_where_the_lanes_are_cut() {
     same_on_threads(
         &example("opa-qos-torus2d.toml"),
         "opa-qos-torus2d.toml",
-        &["run.warmup=200", "run.measure=400", "traffic.load=0.9"],
+        &[
+            "run.warmup=200",
+            "run.measure=400",
+            "units.flit_bytes=64",
+            "traffic.load=0.9",
+        ],
         &[1, 3],
     );
     let deadlock = [

@@ -24,7 +24,12 @@ fn omni_path_voqsw_and_source_routes() {
     same_on_threads(
         &example("opa-qos-torus2d.toml"),
         "opa-qos-torus2d.toml",
-        &["run.warmup=300", "run.measure=700", "traffic.load=0.9"],
+        &[
+            "run.warmup=300",
+            "run.measure=700",
+            "units.flit_bytes=64",
+            "traffic.load=0.9",
+        ],
         &[1, 3],
     );
     same_on_any_threads(
