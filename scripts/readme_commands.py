@@ -5,7 +5,7 @@ Every command runs with bash in a scratch directory that looks like the reposito
 root (``examples/`` and ``scripts/`` linked, ``../shared`` linked to the repository's
 ``../shared``), with the ``flitsim`` console script of the current environment. ``flitsim
 run`` and ``flitsim sweep`` get reduced run lengths appended (``--set run.warmup=…
---set run.measure=…``, which override the file and earlier ``--set``\\ s). The commands in
+--set run.measure=… --set run.drain_max=…``, which override the file and earlier ``--set``\\ s). The commands in
 :data:`SKIP` are not run, each for the reason given; a SKIP entry that no longer matches a
 README command is an error, so the list cannot go stale.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-REDUCED = "--set run.warmup=200 --set run.measure=1000"
+REDUCED = "--set run.warmup=200 --set run.measure=1000 --set run.drain_max=2000"
 TIMEOUT = 600
 
 # Command prefix -> why it is not run here.
