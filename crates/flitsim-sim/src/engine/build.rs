@@ -403,7 +403,7 @@ impl Network {
                 ],
             },
         };
-        let (sched, atomic) = schedulers(cfg, &mtu, vls, nsp, &internal_port, mgmt_vl)?;
+        let (sched, atomic, mtu_room) = schedulers(cfg, &mtu, vls, nsp, &internal_port, mgmt_vl)?;
         let (unit, sub_packet) = units(cfg, &mtu, atomic);
         let pattern = Pattern::build(
             cfg.traffic.pattern,
@@ -613,6 +613,7 @@ impl Network {
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
             cpu_seconds: None,
             prefetch_queues: false,
+            mtu_room,
             shuffle: None,
             dl: dl.map(Box::new),
             prio_inputs,
@@ -786,8 +787,9 @@ fn add_management_vl(fabric: &mut FabricConfig, class: usize) -> Result<u8, Stri
 }
 
 /// The output scheduler of every port: the configured switch scheduler on fabric ports, the
-/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports; and
-/// whether a DTable scheduler is among them.
+/// NIC scheduler on NIC ports, round robin on the Omni-Path switch's internal ports; whether
+/// a DTable moves whole messages along the path; and whether one keeps MTUs together over
+/// packets on its links.
 fn schedulers(
     cfg: &SimParams,
     mtu: &[u16],
@@ -795,7 +797,7 @@ fn schedulers(
     nsp: usize,
     internal_port: &[bool],
     mgmt_vl: Option<u8>,
-) -> Result<(Vec<OutputScheduler>, bool), SimError> {
+) -> Result<(Vec<OutputScheduler>, bool, bool), SimError> {
     let mtu_flits: Vec<u32> = mtu.iter().map(|&m| m as u32).collect();
     let mut port_scheds = crate::qos::resolve(cfg, &mtu_flits).map_err(err)?;
     if cfg.qos.architecture.is_some() {
@@ -826,7 +828,10 @@ fn schedulers(
     };
     let atomic = (switch_sched.is_dtable() && path_atomic(&port_scheds.switch))
         || (nic_sched.is_dtable() && path_atomic(&port_scheds.nic));
-    let (switch_sched, nic_sched) = if cfg.traffic.packet_flits > 0 && !atomic {
+    let mtu_room = cfg.traffic.packet_flits > 0
+        && !atomic
+        && (switch_sched.is_dtable() || nic_sched.is_dtable());
+    let (switch_sched, nic_sched) = if mtu_room {
         (switch_sched.with_packets(), nic_sched.with_packets())
     } else {
         (switch_sched, nic_sched)
@@ -845,7 +850,7 @@ fn schedulers(
             }
         })
         .collect();
-    Ok((sched, atomic))
+    Ok((sched, atomic, mtu_room))
 }
 
 /// One source per (endpoint, class) with a positive rate and one per flow, each with its own

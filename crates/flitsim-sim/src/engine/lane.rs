@@ -335,6 +335,8 @@ pub(crate) struct Lane<'a> {
     pub fifo_arbiter: bool,
     pub per_vl_crossbar: bool,
     pub prefetch_queues: bool,
+    /// See `Network::mtu_room`.
+    pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
     pub port_series: bool,
     /// Route tracing is on: log the routing decisions.
@@ -719,6 +721,7 @@ impl Network {
                 fifo_arbiter: self.fifo_arbiter,
                 per_vl_crossbar: self.per_vl_crossbar,
                 prefetch_queues: self.prefetch_queues,
+                mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,
                 credits: credits.next().unwrap(),

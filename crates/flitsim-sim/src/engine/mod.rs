@@ -240,6 +240,10 @@ pub struct Network {
     per_vl_crossbar: bool,
     /// The input queues outgrow the cache: the switch phase prefetches.
     prefetch_queues: bool,
+    /// A DTable keeps MTUs together over packets: a head that would begin an MTU needs room
+    /// for all of it ([`crate::scheduler::OutputScheduler::room_needed`]); without one every
+    /// head needs room for itself, and the ports' schedulers are not asked.
+    mtu_room: bool,
     /// CPU seconds of the last run loop (`performance.cpu_seconds`).
     cpu_seconds: Option<f64>,
 }

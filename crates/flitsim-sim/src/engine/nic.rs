@@ -630,7 +630,16 @@ impl Lane<'_> {
                     self.vls,
                     g,
                     Vl(v as u8),
-                    self.nic.sched[g].room_needed(v as u8, pk.class.0, pk.len as u32),
+                    if self.mtu_room {
+                        super::switch::mtu_need(
+                            &self.nic.sched[g],
+                            Vl(v as u8),
+                            pk.class,
+                            pk.len as u32,
+                        )
+                    } else {
+                        pk.len as u32
+                    },
                 ) {
                     cands.push(Candidate {
                         vl: v as u8,

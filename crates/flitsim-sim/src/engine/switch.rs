@@ -14,8 +14,8 @@ use super::link::Event;
 use super::queue::BufPkt;
 use super::Egress;
 use crate::config::Switching;
-use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
-use crate::scheduler::Candidate;
+use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl, NEVER};
+use crate::scheduler::{Candidate, OutputScheduler};
 
 /// An open crossbar connection: a packet moving from an input VL to an output VL.
 #[derive(Clone, Copy, Debug)]
@@ -187,6 +187,16 @@ impl Iterator for PortSet {
     }
 }
 
+/// Flits the next buffer of a port with scheduler `sched` must have room for before a head
+/// of `remaining` flits on VL `vl`, SL `sl`, may start there, when a DTable keeps MTUs
+/// together over packets (`Lane::mtu_room`): see [`OutputScheduler::room_needed`]. Out of line
+/// and cold, so that the allocator's common path does not carry it.
+#[cold]
+#[inline(never)]
+pub(crate) fn mtu_need(sched: &OutputScheduler, vl: Vl, sl: Sl, remaining: u32) -> u32 {
+    sched.room_needed(vl.0, sl.0, remaining)
+}
+
 impl Lane<'_> {
     /// Separable input-first allocation for switch `s` (see the module docs).
     #[inline(never)]
@@ -206,6 +216,7 @@ impl Lane<'_> {
         // An MPort whose packets may take any of its links to the central crossbar: (external
         // ports, links).
         let free_links = self.organisation.opa().and_then(|l| l.free_links(s));
+        let mtu_room = self.mtu_room;
         // On large fabrics, ask for every waiting head's queue first, so that their cache
         // misses overlap instead of stalling the scan below one after another.
         let prefetch = if self.prefetch_queues {
@@ -262,12 +273,29 @@ impl Lane<'_> {
                         vls,
                         output,
                         h.out_vl,
-                        self.sched[output].room_needed(h.out_vl.0, h.class.0, h.remaining()),
+                        h.remaining(),
                     ),
                 };
                 let mut out_port = h.out_port;
                 let busy = self.out_busy[base + out_port as usize] & h.out_vl.bit() != 0;
                 let mut ok = !busy && fits(base + out_port as usize);
+                // A DTable port that keeps MTUs together: a head that would begin an MTU needs
+                // room for all of it (DTable ports are external: never a `free_links` choice).
+                if ok && mtu_room {
+                    let output = base + out_port as usize;
+                    if self.ports[output].egress == Egress::Link {
+                        let need = mtu_need(&self.sched[output], h.out_vl, h.class, h.remaining());
+                        ok = can_start(
+                            self.switching,
+                            &self.credits,
+                            &self.vl_owner,
+                            vls,
+                            output,
+                            h.out_vl,
+                            need,
+                        );
+                    }
+                }
                 let mut some_free = !busy;
                 // `link_choice = "free"`: a head bound for a busy or full link to the central
                 // crossbar takes another link of its MPort that can start it.
@@ -610,7 +638,11 @@ impl Lane<'_> {
             let h = self.obuf.queues[go * vls + v.idx()]
                 .head()
                 .expect("waiting output VL");
-            let need = self.sched[go].room_needed(v.0, h.class.0, h.remaining());
+            let need = if self.mtu_room {
+                mtu_need(&self.sched[go], v, h.class, h.remaining())
+            } else {
+                h.remaining()
+            };
             if self.can_start(go, v, need) {
                 cands.push(Candidate {
                     vl: v.0,
