@@ -28,6 +28,20 @@ fn deliveries(overrides: &[&str]) -> (flitsim_sim::RunResult, Vec<Delivery>) {
     (r, net.deliveries().to_vec())
 }
 
+/// The results count 2-flit packets and messages separately: every delivered message of an
+/// SL brings its MTU's packets.
+fn counts_packets_and_messages(r: &flitsim_sim::RunResult) {
+    for c in &r.per_sl {
+        let packets = (MESSAGE[c.sl as usize] / 2) as u64;
+        assert_eq!(
+            c.latency.count,
+            c.message_latency.count * packets,
+            "{}",
+            c.name
+        );
+    }
+}
+
 /// A message: its source, class and generation cycle (CBR sources make these unique).
 type MsgKey = (u32, u8, u64);
 
@@ -49,14 +63,8 @@ fn dtable_along_the_path_moves_each_message_as_one_unit_and_counts_its_packets()
     let keys: BTreeSet<MsgKey> = ds.iter().map(|d| (d.src, d.class, d.generated)).collect();
     assert_eq!(keys.len(), ds.len());
     // The results count packets of 2 flits and messages separately.
+    counts_packets_and_messages(&r);
     for c in &r.per_sl {
-        let packets = (MESSAGE[c.sl as usize] / 2) as u64;
-        assert_eq!(
-            c.latency.count,
-            c.message_latency.count * packets,
-            "{}",
-            c.name
-        );
         // A message's latency is that of its last packet, the largest of them.
         assert!(
             c.message_latency.mean.unwrap() >= c.latency.mean.unwrap(),
@@ -161,15 +169,7 @@ fn dtable_on_links_keeps_messages_together_between_packet_switched_crossbars() {
     // an MTU ends early when its next packet has not reached the port: fewer messages arrive
     // whole than left whole, but fewer are split than under round robin.
     assert!(dt < rr, "DTable {dt:.3} against round robin {rr:.3}");
-    for c in &r.per_sl {
-        let packets = (MESSAGE[c.sl as usize] / 2) as u64;
-        assert_eq!(
-            c.latency.count,
-            c.message_latency.count * packets,
-            "{}",
-            c.name
-        );
-    }
+    counts_packets_and_messages(&r);
 }
 
 #[test]
@@ -205,15 +205,7 @@ fn round_robin_interleaves_packets_of_different_messages() {
         }
     }
     assert!(interleaved > 0, "no message was interleaved with another");
-    for c in &r.per_sl {
-        let packets = (MESSAGE[c.sl as usize] / 2) as u64;
-        assert_eq!(
-            c.latency.count,
-            c.message_latency.count * packets,
-            "{}",
-            c.name
-        );
-    }
+    counts_packets_and_messages(&r);
 }
 
 /// A result's JSON up to its wall-clock figures (`performance`, the last key).

@@ -261,20 +261,24 @@ impl Lane<'_> {
                 if chosen {
                     continue;
                 }
-                let fits = |output: usize| match self.ports[output].egress {
-                    Egress::OutputBuffer => {
-                        let need = if vct { h.remaining() } else { 1 };
-                        self.obuf.account.fits(output, h.out_vl, need)
-                    }
-                    Egress::Link => can_start(
+                // Whether link `output` can start `n` flits of this head now.
+                let link_fits = |output: usize, n: u32| {
+                    can_start(
                         self.switching,
                         &self.credits,
                         &self.vl_owner,
                         vls,
                         output,
                         h.out_vl,
-                        h.remaining(),
-                    ),
+                        n,
+                    )
+                };
+                let fits = |output: usize| match self.ports[output].egress {
+                    Egress::OutputBuffer => {
+                        let need = if vct { h.remaining() } else { 1 };
+                        self.obuf.account.fits(output, h.out_vl, need)
+                    }
+                    Egress::Link => link_fits(output, h.remaining()),
                 };
                 let mut out_port = h.out_port;
                 let busy = self.out_busy[base + out_port as usize] & h.out_vl.bit() != 0;
@@ -284,16 +288,8 @@ impl Lane<'_> {
                 if ok && mtu_room {
                     let output = base + out_port as usize;
                     if self.ports[output].egress == Egress::Link {
-                        let need = mtu_need(&self.sched[output], h.out_vl, h.class, h.remaining());
-                        ok = can_start(
-                            self.switching,
-                            &self.credits,
-                            &self.vl_owner,
-                            vls,
-                            output,
-                            h.out_vl,
-                            need,
-                        );
+                        let sched = &self.sched[output];
+                        ok = link_fits(output, mtu_need(sched, h.out_vl, h.class, h.remaining()));
                     }
                 }
                 let mut some_free = !busy;
