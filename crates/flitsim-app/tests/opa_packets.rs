@@ -183,27 +183,7 @@ fn round_robin_interleaves_packets_of_different_messages() {
     assert!(ds.iter().all(|d| d.len <= 2));
     // At some destination, a packet of another message arrives between two packets of one
     // message.
-    let mut by_dst: BTreeMap<u32, Vec<&Delivery>> = BTreeMap::new();
-    for d in &ds {
-        by_dst.entry(d.dst).or_default().push(d);
-    }
-    let mut interleaved = 0;
-    for v in by_dst.values_mut() {
-        v.sort_by_key(|d| (d.delivered, d.src, d.seq));
-        let mut first: BTreeMap<MsgKey, usize> = BTreeMap::new();
-        let mut last: BTreeMap<MsgKey, usize> = BTreeMap::new();
-        for (i, d) in v.iter().enumerate() {
-            let k = (d.src, d.class, d.generated);
-            first.entry(k).or_insert(i);
-            last.insert(k, i);
-        }
-        for (k, &f) in &first {
-            let l = last[k];
-            if v[f..=l].iter().any(|d| (d.src, d.class, d.generated) != *k) {
-                interleaved += 1;
-            }
-        }
-    }
+    let (interleaved, _) = interleaved_messages(&ds);
     assert!(interleaved > 0, "no message was interleaved with another");
     counts_packets_and_messages(&r);
 }
