@@ -245,7 +245,8 @@ impl OutputScheduler {
         }
     }
 
-    /// Whether the scheduler of the data VLs is DTable (which sends messages atomically).
+    /// Whether the scheduler of the data VLs is DTable (which keeps each MTU together, on its
+    /// links or along the whole path: `qos.dtable.atomic`).
     pub fn is_dtable(&self) -> bool {
         match self {
             OutputScheduler::DTable(_) => true,
@@ -274,7 +275,10 @@ impl OutputScheduler {
     /// `vl`, SL `sl`, counts as able to start: `len`, except under a DTable that keeps MTUs
     /// together over packets, where a packet that would begin a new MTU needs room for the
     /// SL's whole MTU (§3.3.1: "the entire message fits onto the neighbour receiving buffer").
-    #[inline(always)]
+    /// The engine asks only in runs with such a DTable (`Network::mtu_room`); out of line and
+    /// cold, so that the allocator's common path does not carry it.
+    #[cold]
+    #[inline(never)]
     pub fn room_needed(&self, vl: u8, sl: u8, len: u32) -> u32 {
         match self {
             OutputScheduler::DTable(d) if d.packets => d.room_needed(vl, sl, len),

@@ -826,8 +826,7 @@ fn schedulers(
             }
         )
     };
-    let atomic = (switch_sched.is_dtable() && path_atomic(&port_scheds.switch))
-        || (nic_sched.is_dtable() && path_atomic(&port_scheds.nic));
+    let atomic = path_atomic(&port_scheds.switch) || path_atomic(&port_scheds.nic);
     let mtu_room = cfg.traffic.packet_flits > 0
         && !atomic
         && (switch_sched.is_dtable() || nic_sched.is_dtable());

@@ -631,12 +631,7 @@ impl Lane<'_> {
                     g,
                     Vl(v as u8),
                     if self.mtu_room {
-                        super::switch::mtu_need(
-                            &self.nic.sched[g],
-                            Vl(v as u8),
-                            pk.class,
-                            pk.len as u32,
-                        )
+                        self.nic.sched[g].room_needed(v as u8, pk.class.0, pk.len as u32)
                     } else {
                         pk.len as u32
                     },

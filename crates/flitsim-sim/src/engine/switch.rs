@@ -14,8 +14,8 @@ use super::link::Event;
 use super::queue::BufPkt;
 use super::Egress;
 use crate::config::Switching;
-use crate::ids::{Cycle, PacketId, PortIdx, Sl, Vl, NEVER};
-use crate::scheduler::{Candidate, OutputScheduler};
+use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
+use crate::scheduler::Candidate;
 
 /// An open crossbar connection: a packet moving from an input VL to an output VL.
 #[derive(Clone, Copy, Debug)]
@@ -187,16 +187,6 @@ impl Iterator for PortSet {
     }
 }
 
-/// Flits the next buffer of a port with scheduler `sched` must have room for before a head
-/// of `remaining` flits on VL `vl`, SL `sl`, may start there, when a DTable keeps MTUs
-/// together over packets (`Lane::mtu_room`): see [`OutputScheduler::room_needed`]. Out of line
-/// and cold, so that the allocator's common path does not carry it.
-#[cold]
-#[inline(never)]
-pub(crate) fn mtu_need(sched: &OutputScheduler, vl: Vl, sl: Sl, remaining: u32) -> u32 {
-    sched.room_needed(vl.0, sl.0, remaining)
-}
-
 impl Lane<'_> {
     /// Separable input-first allocation for switch `s` (see the module docs).
     #[inline(never)]
@@ -289,7 +279,10 @@ impl Lane<'_> {
                     let output = base + out_port as usize;
                     if self.ports[output].egress == Egress::Link {
                         let sched = &self.sched[output];
-                        ok = link_fits(output, mtu_need(sched, h.out_vl, h.class, h.remaining()));
+                        ok = link_fits(
+                            output,
+                            sched.room_needed(h.out_vl.0, h.class.0, h.remaining()),
+                        );
                     }
                 }
                 let mut some_free = !busy;
@@ -635,7 +628,7 @@ impl Lane<'_> {
                 .head()
                 .expect("waiting output VL");
             let need = if self.mtu_room {
-                mtu_need(&self.sched[go], v, h.class, h.remaining())
+                self.sched[go].room_needed(v.0, h.class.0, h.remaining())
             } else {
                 h.remaining()
             };
