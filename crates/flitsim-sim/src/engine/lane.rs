@@ -449,7 +449,7 @@ impl Lane<'_> {
                 if let Some(stalled) = self.obuf.stalled.get_mut(g) {
                     *stalled = false;
                     if self.obuf.waiting[g] != 0 {
-                        sw.out_ready |= 1 << (p & 63);
+                        sw.out_ready |= super::switch::port_bit(p as usize);
                     }
                 }
             } else {

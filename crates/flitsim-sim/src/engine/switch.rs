@@ -135,10 +135,12 @@ pub(crate) struct SwitchState {
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     pub credit_blocked: bool,
     /// Bit `p` (of ports 0–63): input port `p` has a waiting head. The allocator visits only
-    /// these inputs on a switch of at most 64 ports, and every port of a larger one.
+    /// these inputs among ports 0–63, and every port from 64 on (the Omni-Path central
+    /// crossbar's 72 ports have their inputs first, all below 64).
     pub in_waiting: u64,
     /// Bit `p` (of ports 0–63): output port `p` has packets in its output buffer and is not
-    /// stalled. The output-buffer stage visits only these on a switch of at most 64 ports.
+    /// stalled. The output-buffer stage visits only these among ports 0–63, and every port
+    /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
 }
@@ -147,12 +149,22 @@ impl SwitchState {
     /// Input port `p` (of this switch) has a waiting head now.
     #[inline(always)]
     pub fn input_waits(&mut self, p: usize) {
-        self.in_waiting |= 1 << (p & 63);
+        self.in_waiting |= port_bit(p);
     }
 }
 
-/// The ports of a switch a stage visits, in increasing order: those of a bit set on a switch
-/// of at most 64 ports, all `np` otherwise.
+/// The bit of port `p` in a switch's port sets: none from port 64 on.
+#[inline(always)]
+pub(crate) fn port_bit(p: usize) -> u64 {
+    if p < 64 {
+        1 << p
+    } else {
+        0
+    }
+}
+
+/// The ports of a switch a stage visits, in increasing order: those of a bit set among
+/// ports 0–63, then every port from 64 to `np`.
 struct PortSet {
     bits: u64,
     next: usize,
@@ -163,8 +175,8 @@ impl PortSet {
     #[inline(always)]
     fn new(waiting: u64, np: usize) -> Self {
         PortSet {
-            bits: if np <= 64 { waiting } else { 0 },
-            next: if np <= 64 { np } else { 0 },
+            bits: waiting,
+            next: np.min(64),
             np,
         }
     }
@@ -388,7 +400,7 @@ impl Lane<'_> {
         q.busy = true;
         self.waiting[input] &= !g.in_vl.bit();
         if self.waiting[input] == 0 {
-            self.switches[s].in_waiting &= !(1 << (g.input & 63));
+            self.switches[s].in_waiting &= !port_bit(g.input as usize);
         }
         let pkt = q.pkt;
         let remaining = q.remaining();
@@ -512,7 +524,7 @@ impl Lane<'_> {
             self.obuf.waiting[output] |= c.out_vl.bit();
             self.obuf.stalled[output] = false;
             let sw = &mut self.switches[s];
-            sw.out_ready |= 1 << ((output - sw.base as usize) & 63);
+            sw.out_ready |= port_bit(output - sw.base as usize);
             sw.obuffered += n;
         } else {
             let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
@@ -569,7 +581,7 @@ impl Lane<'_> {
             }
             if self.obuf.cur[go] == Vl::NONE && !self.start_from_output_buffer(go, vct) {
                 if self.obuf.stalled[go] {
-                    self.switches[s].out_ready &= !(1 << (p & 63));
+                    self.switches[s].out_ready &= !port_bit(p);
                 }
                 continue;
             }
@@ -604,7 +616,7 @@ impl Lane<'_> {
                 if q.is_empty() {
                     self.obuf.waiting[go] &= !v.bit();
                     if self.obuf.waiting[go] == 0 {
-                        self.switches[s].out_ready &= !(1 << (p & 63));
+                        self.switches[s].out_ready &= !port_bit(p);
                     }
                 }
             } else {
@@ -661,5 +673,30 @@ impl Lane<'_> {
         self.sched[go].sent(chosen, remaining);
         self.obuf.cur[go] = v;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A switch of any size: the set visits every marked port below 64 and every port
+        /// from 64 on, each once, in increasing order; a port's bit is its own below 64.
+        #[test]
+        fn port_set_visits_marked_ports_then_the_rest(
+            np in 1usize..200,
+            marks in proptest::collection::vec(0usize..200, 0..40),
+        ) {
+            let marked: std::collections::BTreeSet<usize> =
+                marks.into_iter().filter(|&p| p < np).collect();
+            let bits = marked.iter().fold(0u64, |b, &p| b | port_bit(p));
+            let visited: Vec<usize> = PortSet::new(bits, np).collect();
+            let want: Vec<usize> = (0..np).filter(|&p| p >= 64 || marked.contains(&p)).collect();
+            prop_assert_eq!(visited, want);
+            prop_assert!((0..64).all(|p| port_bit(p).count_ones() == 1));
+            prop_assert!((64..200).all(|p| port_bit(p) == 0));
+        }
     }
 }
