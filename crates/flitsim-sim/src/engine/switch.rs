@@ -568,7 +568,7 @@ impl Lane<'_> {
     /// Link stage of ports with output buffers: each output port sends from its output
     /// buffers, one packet at a time, choosing the VL with its scheduler among those whose
     /// head packet the next buffer can take.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn drain_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
         let vls = self.vls;
         let base = self.switches[s].base as usize;
@@ -627,7 +627,9 @@ impl Lane<'_> {
 
     /// Output port `go`'s scheduler picks the output-buffer VL whose head packet goes on the
     /// link next. Returns false when none can start (the port stalls until credits arrive or
-    /// a packet enters).
+    /// a packet enters). Out of line: once per packet, and what it reads (schedulers, credits)
+    /// would otherwise be loaded on every call of the output-buffer stage.
+    #[inline(never)]
     fn start_from_output_buffer(&mut self, go: usize, vct: bool) -> bool {
         let vls = self.vls;
         let mut cands = std::mem::take(&mut self.own.cands);
