@@ -568,7 +568,7 @@ impl Lane<'_> {
     /// Link stage of ports with output buffers: each output port sends from its output
     /// buffers, one packet at a time, choosing the VL with its scheduler among those whose
     /// head packet the next buffer can take.
-    #[inline(always)]
+    #[inline(never)]
     pub(crate) fn drain_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
         let vls = self.vls;
         let base = self.switches[s].base as usize;
