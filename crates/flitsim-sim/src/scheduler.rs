@@ -9,7 +9,13 @@
 //! A scheduler is *work conserving* here: an SL is "active" when one of its packets can start
 //! now (its head is routed to this port and the next buffer has room for it).
 use crate::config::SchedulerConfig;
+use smallvec::SmallVec;
 use std::sync::Arc;
+
+/// Per-SL counters of a table scheduler, in line for up to 8 SLs: a port's scheduler is read
+/// once per packet it starts, long after its last packet, so every separate allocation on the
+/// way (the boxed state, then a vector) is one more cache miss.
+type PerSl<T> = SmallVec<[T; 8]>;
 
 /// A VL that can start a packet now, and the SL (class) of its head packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,28 +26,31 @@ pub struct Candidate {
     pub sl: u8,
 }
 
-/// State of the SBT scheduler (Algorithm 1 of the paper above).
+/// State of the SBT scheduler (Algorithm 1 of the paper above). One cache line (aligned, so
+/// that the boxed state never straddles two).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct Sbt {
     weights: Arc<[u32]>,
-    remaining: Vec<u32>,
+    remaining: PerSl<u32>,
     last_vl: u8,
     vls: u8,
 }
 
 /// State of the DTable scheduler (Algorithm 2 of the paper above).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct DTable {
     /// Table entries in order: (SL, weight in flits).
     entries: Arc<[(u8, u32)]>,
     /// MTU of each SL, flits: the weight one message consumes.
     mtu: Arc<[u32]>,
-    deficit: Vec<u32>,
+    deficit: PerSl<u32>,
     acc: u32,
     cur_sl: Option<u8>,
     cur_entry: usize,
     /// Per SL, the last VL served (round robin among the VLs of an SL).
-    last_vl: Vec<u8>,
+    last_vl: PerSl<u8>,
     vls: u8,
     /// The engine moves packets, not whole messages (`atomic = "link"` with packets inside
     /// messages): a chosen SL's MTU goes as consecutive packets of one VL.
@@ -134,7 +143,7 @@ impl OutputScheduler {
                 }
                 OutputScheduler::Sbt(Box::new(Sbt {
                     weights: weights.clone().into(),
-                    remaining: weights.clone(),
+                    remaining: weights.iter().copied().collect(),
                     last_vl: 0,
                     vls,
                 }))
@@ -160,11 +169,11 @@ impl OutputScheduler {
                 OutputScheduler::DTable(Box::new(DTable {
                     entries: entries.iter().map(|e| (e.sl, e.weight)).collect(),
                     mtu: mtu.into(),
-                    deficit: vec![0; sls],
+                    deficit: smallvec::smallvec![0; sls],
                     acc: 0,
                     cur_sl: None,
                     cur_entry: entries.len() - 1,
-                    last_vl: vec![vls - 1; sls],
+                    last_vl: smallvec::smallvec![vls - 1; sls],
                     vls,
                     packets: false,
                     pending: 0,
@@ -286,6 +295,20 @@ impl OutputScheduler {
                 inner.room_needed(vl, sl, len)
             }
             _ => len,
+        }
+    }
+
+    /// Where the state [`pick`](Self::pick) reads lives when it is not in the scheduler's own
+    /// slot (the boxed state of a table scheduler): the engine prefetches it before it looks
+    /// for candidates, so that its cache miss overlaps theirs.
+    #[inline(always)]
+    pub(crate) fn boxed_state(&self) -> Option<*const u8> {
+        match self {
+            OutputScheduler::Sbt(s) => Some((&**s as *const Sbt).cast()),
+            OutputScheduler::DTable(d) => Some((&**d as *const DTable).cast()),
+            OutputScheduler::VlArb(a) => Some((&**a as *const VlArb).cast()),
+            OutputScheduler::Management { inner, .. } => Some((&**inner as *const Self).cast()),
+            OutputScheduler::RoundRobin { .. } | OutputScheduler::StrictPriority { .. } => None,
         }
     }
 
@@ -650,7 +673,7 @@ mod tests {
         let OutputScheduler::Sbt(st) = &s else {
             unreachable!()
         };
-        assert_eq!(st.remaining, vec![0, 3]);
+        assert_eq!(st.remaining.as_slice(), [0, 3]);
         let only1 = cands(&[(1, 1)]);
         for _ in 0..3 {
             s.pick(&only1);
@@ -660,7 +683,7 @@ mod tests {
         let OutputScheduler::Sbt(st) = &s else {
             unreachable!()
         };
-        assert_eq!(st.remaining, vec![2, 2]);
+        assert_eq!(st.remaining.as_slice(), [2, 2]);
     }
 
     fn dtable(entries: &[(u8, u32)], mtu: &[u32], vls: u8) -> OutputScheduler {
@@ -795,3 +818,6 @@ mod tests {
         }
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Sbt>() == 64);
+const _: () = assert!(std::mem::size_of::<OutputScheduler>() <= 32);

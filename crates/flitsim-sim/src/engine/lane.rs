@@ -36,7 +36,7 @@ use flitsim_topology::PortNum;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// How many link events ahead the delivery loop asks for the lines an event will touch.
-const DELIVER_AHEAD: usize = 2;
+pub(super) const DELIVER_AHEAD: usize = 2;
 
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
 pub(crate) struct Span<'a, T> {

@@ -615,7 +615,15 @@ impl Network {
     #[inline(never)]
     fn deliver_nics(&mut self, t: Cycle, in_window: bool) {
         let events = self.wheel.take(t);
-        for ev in &events {
+        for (k, ev) in events.iter().enumerate() {
+            // The packet a flit two events on reaches its endpoint with: last written by the
+            // lane that sent it to the NIC, often on another core, so its line arrives while
+            // this event is applied.
+            if let Some(next) = events.get(k + lane::DELIVER_AHEAD) {
+                if next.is_flit() {
+                    self.packets.prefetch(next.pkt);
+                }
+            }
             let g = ev.target.idx();
             if !ev.is_flit() {
                 self.credits.release(g, ev.vl, ev.n as u32);

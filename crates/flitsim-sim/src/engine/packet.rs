@@ -169,6 +169,14 @@ impl PacketSlab {
     pub fn free(&mut self, id: PacketId) {
         self.free.push(id.0);
     }
+
+    /// Starts loading packet `id`'s record (nothing if there is no such packet).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(p) = self.packets.get(id.idx()) {
+            super::prefetch(p);
+        }
+    }
 }
 
 impl std::ops::Index<PacketId> for PacketSlab {

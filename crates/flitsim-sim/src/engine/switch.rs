@@ -632,6 +632,9 @@ impl Lane<'_> {
     #[inline(never)]
     fn start_from_output_buffer(&mut self, go: usize, vct: bool) -> bool {
         let vls = self.vls;
+        if let Some(state) = self.sched[go].boxed_state() {
+            super::prefetch_ptr(state);
+        }
         let mut cands = std::mem::take(&mut self.own.cands);
         cands.clear();
         let mut bits = self.obuf.waiting[go];
