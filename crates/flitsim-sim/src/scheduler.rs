@@ -37,6 +37,10 @@ pub struct Sbt {
     vls: u8,
 }
 
+// A port's scheduler slot stays small (two per cache line), and SBT's boxed state is one line.
+const _: () = assert!(std::mem::size_of::<Sbt>() == 64);
+const _: () = assert!(std::mem::size_of::<OutputScheduler>() <= 32);
+
 /// State of the DTable scheduler (Algorithm 2 of the paper above).
 #[derive(Clone, Debug)]
 #[repr(align(64))]
@@ -818,6 +822,3 @@ mod tests {
         }
     }
 }
-
-const _: () = assert!(std::mem::size_of::<Sbt>() == 64);
-const _: () = assert!(std::mem::size_of::<OutputScheduler>() <= 32);

@@ -24,7 +24,7 @@ impl Network {
                 let org = &self.in_orgs[self.ports[g].in_org as usize];
                 for vl in 0..v {
                     let i = g * v + vl;
-                    let occ = self.inputs[i].occ;
+                    let occ = self.inputs[i].occ();
                     port_total += occ;
                     if occ > org.max[vl] {
                         return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
@@ -119,7 +119,7 @@ impl Network {
                             vl: v as u32,
                             out_port: h.out_port as u32,
                             out_vl: h.out_vl.0 as u32,
-                            flits: self.inputs[g * self.vls + v].occ,
+                            flits: self.inputs[g * self.vls + v].occ(),
                         });
                     }
                 }

@@ -469,7 +469,7 @@ impl Lane<'_> {
         let i = g * self.vls + ev.vl.idx();
         let q = &mut self.inputs[i];
         q.receive(ev.pkt, ev.n);
-        q.occ += ev.n as u32;
+        *q.occ_mut() += ev.n as u32;
         self.check_room(g, ev.vl);
         self.own.buffered += ev.n as i64;
     }
@@ -479,7 +479,7 @@ impl Lane<'_> {
     #[inline(always)]
     fn check_room(&self, g: usize, vl: Vl) {
         debug_assert!(
-            self.inputs[g * self.vls + vl.idx()].occ
+            self.inputs[g * self.vls + vl.idx()].occ()
                 <= self.in_orgs[self.ports[g].in_org as usize].max[vl.idx()],
             "buffer overflow"
         );
@@ -535,7 +535,7 @@ impl Lane<'_> {
             self.waiting[g] |= ev.vl.bit();
             sw.input_waits(in_port as usize);
         }
-        self.inputs[i].occ += ev.n as u32;
+        *self.inputs[i].occ_mut() += ev.n as u32;
         self.check_room(g, ev.vl);
         self.own.buffered += ev.n as i64;
     }

@@ -598,7 +598,7 @@ impl Network {
             .map(|sw| {
                 let lo = sw.base as usize * vls;
                 let hi = (sw.base as usize + sw.nports as usize) * vls;
-                occ[lo..hi].iter().map(|q| q.occ as u64).sum::<u64>() + sw.obuffered as u64
+                occ[lo..hi].iter().map(|q| q.occ() as u64).sum::<u64>() + sw.obuffered as u64
             })
             .collect();
         self.counters.add_occupancy(t, buffered.into_iter());
@@ -749,7 +749,7 @@ impl Network {
                 .iter()
                 .map(|l| l.wheel.flits_in_flight())
                 .sum::<u64>();
-        let in_switches: u64 = self.inputs.iter().map(|q| q.occ as u64).sum::<u64>()
+        let in_switches: u64 = self.inputs.iter().map(|q| q.occ() as u64).sum::<u64>()
             + self
                 .obuf
                 .queues

@@ -80,17 +80,17 @@ pub(crate) enum Discipline {
 /// The packets of one VL of one buffer.
 ///
 /// Laid out for the engine's hot loop: the discipline, the flit count and the front packet
-/// share the first cache line.
+/// share the first cache line; the second packet and the spill deque's header share the
+/// second.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub(crate) struct VlQueue {
     /// The state of a deadline discipline; `None` is FIFO (kept out of line, so a FIFO queue
     /// stays small).
     x: Option<Box<Ordering>>,
-    /// Flits held (the receiver's count; input buffers only).
-    pub occ: u32,
     /// FIFO: the queue. Ordered + take-over: the ordered queue. Heap: every packet, in
-    /// arrival order.
+    /// arrival order. (It also holds the queue's flit count, [`VlQueue::occ`], which fits
+    /// beside its packet count.)
     pkts: PktRing,
 }
 
@@ -122,21 +122,28 @@ struct Ordering {
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 struct PktRing {
-    /// The front packet (when `len` ≥ 1, spilled or not).
-    first: BufPkt,
+    /// Flits held (the receiver's count; input buffers only): [`VlQueue::occ`].
+    occ: u32,
     /// Packets in `first` and `second`, or [`SPILLED`].
     len: u8,
+    /// The front packet (when `len` ≥ 1, spilled or not).
+    first: BufPkt,
     second: BufPkt,
-    /// Every packet after the first while `len` is [`SPILLED`] (kept allocated once used).
-    /// Boxed so that it takes 8 bytes of the queue, not a deque's 32.
-    #[allow(clippy::box_collection)]
-    spill: Option<Box<VecDeque<BufPkt>>>,
+    /// Every packet after the first while `len` is [`SPILLED`] (its storage kept once used).
+    /// In line, not boxed: a long queue (a saturated fabric's) pushes and pops here for
+    /// every packet, and a boxed deque made each of those one more cache miss.
+    spill: VecDeque<BufPkt>,
 }
 
 // The layout the hot loop counts on: a buffered packet in 40 bytes, a queue in two lines
-// whose first holds the discipline, the flit count and the front packet.
+// whose first holds the discipline, the flit count and the front packet, and whose second
+// holds the rest of the second packet and the spill deque's header.
 const _: () = assert!(std::mem::size_of::<BufPkt>() == 40);
 const _: () = assert!(std::mem::size_of::<VlQueue>() == 128);
+const _: () =
+    assert!(std::mem::offset_of!(VlQueue, pkts) + std::mem::offset_of!(PktRing, first) + 40 <= 64);
+const _: () =
+    assert!(std::mem::offset_of!(VlQueue, pkts) + std::mem::offset_of!(PktRing, spill) >= 64);
 
 /// [`PktRing::len`] when the packets are in the spill deque.
 const SPILLED: u8 = u8::MAX;
@@ -148,13 +155,11 @@ impl PktRing {
     }
     #[inline(always)]
     fn deque(&self) -> &VecDeque<BufPkt> {
-        self.spill.as_deref().expect("spilled queue has its deque")
+        &self.spill
     }
     #[inline(always)]
     fn deque_mut(&mut self) -> &mut VecDeque<BufPkt> {
-        self.spill
-            .as_deref_mut()
-            .expect("spilled queue has its deque")
+        &mut self.spill
     }
     #[inline(always)]
     fn len(&self) -> usize {
@@ -194,15 +199,28 @@ impl PktRing {
     fn front_mut(&mut self) -> Option<&mut BufPkt> {
         self.get_mut(0)
     }
+    /// Holds exactly one packet. (Read from `len` alone: [`Self::len`] would load the spill
+    /// deque's header, in the queue's second line, even where the branch does not need it.)
+    #[inline(always)]
+    fn is_single(&self) -> bool {
+        self.len == 1
+    }
     #[inline(always)]
     fn back(&self) -> Option<&BufPkt> {
-        self.len().checked_sub(1).and_then(|i| self.get(i))
+        match self.len {
+            0 => None,
+            1 => Some(&self.first),
+            2 => Some(&self.second),
+            _ => self.spill.back(),
+        }
     }
     #[inline(always)]
     fn back_mut(&mut self) -> Option<&mut BufPkt> {
-        match self.len().checked_sub(1) {
-            Some(i) => self.get_mut(i),
-            None => None,
+        match self.len {
+            0 => None,
+            1 => Some(&mut self.first),
+            2 => Some(&mut self.second),
+            _ => self.spill.back_mut(),
         }
     }
     #[inline(always)]
@@ -220,7 +238,7 @@ impl PktRing {
     #[inline(never)]
     fn spill_out(&mut self, b: BufPkt) {
         let s = self.second;
-        let d = self.spill.get_or_insert_with(Default::default);
+        let d = &mut self.spill;
         d.push_back(s);
         d.push_back(b);
         self.len = SPILLED;
@@ -281,10 +299,20 @@ impl std::ops::Index<usize> for PktRing {
 }
 
 impl VlQueue {
+    /// Flits held (the receiver's count; input buffers only).
+    #[inline(always)]
+    pub fn occ(&self) -> u32 {
+        self.pkts.occ
+    }
+    /// The flit count, to change.
+    #[inline(always)]
+    pub fn occ_mut(&mut self) -> &mut u32 {
+        &mut self.pkts.occ
+    }
+
     /// An empty queue with the given discipline.
     pub fn new(discipline: Discipline) -> Self {
         VlQueue {
-            occ: 0,
             pkts: PktRing::default(),
             x: (discipline != Discipline::Fifo).then(|| {
                 Box::new(Ordering {
@@ -399,7 +427,7 @@ impl VlQueue {
     pub fn push(&mut self, b: BufPkt) -> bool {
         if self.x.is_none() {
             self.pkts.push_back(b);
-            return self.pkts.len() == 1;
+            return self.pkts.is_single();
         }
         self.push_ordered(b)
     }
@@ -413,7 +441,7 @@ impl VlQueue {
             let last = self
                 .pkts
                 .back()
-                .filter(|l| !(self.pkts.len() == 1 && l.started()));
+                .filter(|l| !(self.pkts.is_single() && l.started()));
             let to_over = last.is_some_and(|l| b.dl < l.dl);
             let x = self.x.as_mut().unwrap();
             x.rx_over = to_over;

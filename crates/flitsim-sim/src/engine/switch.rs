@@ -462,7 +462,7 @@ impl Lane<'_> {
                     let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
                     h.sent += n as u16;
                     let tail = h.sent == h.len;
-                    q.occ -= n;
+                    *q.occ_mut() -= n;
                     self.transmit(t, c.output, ev, in_window);
                     self.own.buffered -= n as i64;
                     self.return_credits(t, c.input, n, c.in_vl);
@@ -533,7 +533,7 @@ impl Lane<'_> {
         }
         self.return_credits(t, c.input, n, c.in_vl);
         let q = &mut self.inputs[bi];
-        q.occ -= n;
+        *q.occ_mut() -= n;
         q.head_mut().unwrap().sent += n as u16;
         self.own.progress = t;
         Some(tail)
