@@ -615,11 +615,13 @@ impl Network {
     #[inline(never)]
     fn deliver_nics(&mut self, t: Cycle, in_window: bool) {
         let events = self.wheel.take(t);
+        // On large fabrics, or with lanes on other cores (whose caches hold the packets they
+        // last moved), the packet a flit two events on reaches its endpoint with: its line
+        // arrives while this event is applied. On small one-lane fabrics it is in cache anyway.
+        let prefetch = self.prefetch_queues || self.lanes.len() > 1;
         for (k, ev) in events.iter().enumerate() {
-            // The packet a flit two events on reaches its endpoint with: last written by the
-            // lane that sent it to the NIC, often on another core, so its line arrives while
-            // this event is applied.
-            if let Some(next) = events.get(k + lane::DELIVER_AHEAD) {
+            if !prefetch {
+            } else if let Some(next) = events.get(k + lane::DELIVER_AHEAD) {
                 if next.is_flit() {
                     self.packets.prefetch(next.pkt);
                 }
