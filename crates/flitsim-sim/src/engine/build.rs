@@ -224,20 +224,7 @@ impl Network {
                 NodeId::Endpoint(e) => nic_base + e,
             })
         };
-        let mut ports = vec![
-            PortInfo {
-                peer: PortIdx::NONE,
-                latency: 1,
-                width: 1,
-                to_endpoint: false,
-                to_switch: false,
-                hop: false,
-                in_org: INPUT,
-                delay: cfg.switch.routing_delay,
-                egress: Egress::Link,
-            };
-            g_total
-        ];
+        let mut ports = vec![PortInfo::new(INPUT, cfg.switch.routing_delay); g_total];
         let mut port_names = vec![(0u32, 0 as PortNum); g_total];
         let mut display = vec![(0u32, 0 as PortNum); g_total];
         let mut display_names: Vec<String> =
@@ -264,12 +251,14 @@ impl Network {
                     _ => (name_idx, p),
                 };
                 let info = &mut ports[g];
-                (info.in_org, info.egress) = match role {
+                let (in_org, egress) = match role {
                     PortRole::External if buffered_out => (INPUT, Egress::OutputBuffer),
                     PortRole::External => (INPUT, Egress::Link),
                     PortRole::Up => (CENTRAL, Egress::Link),
                     PortRole::Down => (STAGING, Egress::Link),
                 };
+                info.in_org = in_org;
+                info.set_egress(egress);
                 internal_port[g] = role != PortRole::External;
                 if role != PortRole::External {
                     info.delay = cfg
@@ -278,15 +267,15 @@ impl Network {
                         .internal_routing_delay
                         .unwrap_or(cfg.switch.routing_delay);
                 }
-                info.hop = role == PortRole::External;
+                info.set_hop(role == PortRole::External);
                 if let Some(peer) = etopo.switch_peer(SwitchId(s), p) {
                     let l = etopo.links()[peer.link as usize];
                     let inside = layout.is_some_and(|lay| lay.internal[peer.link as usize]);
                     info.peer = gidx(peer.remote);
                     info.latency = l.latency;
                     info.width = l.width.min(u16::MAX as u32) as u16;
-                    info.to_endpoint = matches!(peer.remote.node, NodeId::Endpoint(_));
-                    info.to_switch = !inside && matches!(peer.remote.node, NodeId::Switch(_));
+                    info.set_to_endpoint(matches!(peer.remote.node, NodeId::Endpoint(_)));
+                    info.set_to_switch(!inside && matches!(peer.remote.node, NodeId::Switch(_)));
                 }
             }
             // With output buffers an input holds one crossbar connection at a time (one per
@@ -347,7 +336,7 @@ impl Network {
         let tx_org: Vec<u8> = ports
             .iter()
             .map(|p| {
-                if p.to_endpoint {
+                if p.to_endpoint() {
                     to_nic
                 } else if p.peer == PortIdx::NONE {
                     INPUT
@@ -375,7 +364,7 @@ impl Network {
                     vls,
                     ports
                         .iter()
-                        .map(|p| match p.egress {
+                        .map(|p| match p.egress() {
                             Egress::OutputBuffer => 0,
                             Egress::Link => UNLIMITED,
                         })

@@ -48,7 +48,7 @@ impl Network {
                     if head_waits != (self.waiting[g] & (1 << vl) != 0) {
                         return Err(format!("port {g} VL {vl}: waiting mask out of date"));
                     }
-                    if self.ports[g].egress == Egress::OutputBuffer {
+                    if self.ports[g].egress() == Egress::OutputBuffer {
                         let held = self.obuf.account.used(g, Vl(vl as u8));
                         let max = self.obuf.account.org(g).map_or(u32::MAX, |o| o.max[vl]);
                         if held > max {

@@ -608,7 +608,7 @@ impl Lane<'_> {
         if self.port_series {
             self.own.port_log.push((g.0, t, ev.n as u32));
         }
-        if out.to_switch {
+        if out.to_switch() {
             self.own.flit_hops += ev.n as u64;
         }
     }

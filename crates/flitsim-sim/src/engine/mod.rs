@@ -92,25 +92,93 @@ pub(crate) enum Egress {
 }
 
 /// Static facts about one port of the engine.
+///
+/// 16 bytes, aligned: the hot loop reads a port's facts for every flit it moves, and a
+/// record that straddled two cache lines (a quarter of them did at 20 bytes) cost two misses.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(16))]
 pub(crate) struct PortInfo {
     /// The port at the other end of the link ([`PortIdx::NONE`] if unconnected).
     pub peer: PortIdx,
     pub latency: u32,
-    pub width: u16,
-    /// The peer is an endpoint: it sinks at link rate, no credits needed.
-    pub to_endpoint: bool,
-    /// The peer is a switch of the fabric (the link counts in flit-hops).
-    pub to_switch: bool,
-    /// A packet crossing the crossbar from this input counts as a switch hop.
-    pub hop: bool,
-    /// Organisation of this port's input buffer (index into `Network::in_orgs`).
-    pub in_org: u8,
     /// Cycles from a head's arrival in this input buffer to its first allocation attempt
     /// (`switch.routing_delay`; `switch.opa.internal_routing_delay` inside an Omni-Path
     /// switch).
     pub delay: u32,
-    pub egress: Egress,
+    pub width: u16,
+    /// Organisation of this port's input buffer (index into `Network::in_orgs`).
+    pub in_org: u8,
+    /// [`PortInfo::TO_ENDPOINT`], [`PortInfo::TO_SWITCH`], [`PortInfo::HOP`] and
+    /// [`PortInfo::OUTPUT_BUFFER`].
+    flags: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<PortInfo>() == 16);
+
+impl PortInfo {
+    const TO_ENDPOINT: u8 = 1;
+    const TO_SWITCH: u8 = 2;
+    const HOP: u8 = 4;
+    const OUTPUT_BUFFER: u8 = 8;
+
+    /// An unconnected port with a width-1, latency-1 link onto which the crossbar delivers.
+    pub fn new(in_org: u8, delay: u32) -> Self {
+        PortInfo {
+            peer: PortIdx::NONE,
+            latency: 1,
+            delay,
+            width: 1,
+            in_org,
+            flags: 0,
+        }
+    }
+    #[inline(always)]
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    fn set_flag(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+    /// The peer is an endpoint: it sinks at link rate, no credits needed.
+    #[inline(always)]
+    pub fn to_endpoint(self) -> bool {
+        self.flag(Self::TO_ENDPOINT)
+    }
+    pub fn set_to_endpoint(&mut self, on: bool) {
+        self.set_flag(Self::TO_ENDPOINT, on);
+    }
+    /// The peer is a switch of the fabric (the link counts in flit-hops).
+    #[inline(always)]
+    pub fn to_switch(self) -> bool {
+        self.flag(Self::TO_SWITCH)
+    }
+    pub fn set_to_switch(&mut self, on: bool) {
+        self.set_flag(Self::TO_SWITCH, on);
+    }
+    /// A packet crossing the crossbar from this input counts as a switch hop.
+    #[inline(always)]
+    pub fn hop(&self) -> bool {
+        self.flag(Self::HOP)
+    }
+    pub fn set_hop(&mut self, on: bool) {
+        self.set_flag(Self::HOP, on);
+    }
+    /// Where a crossbar connection to this output delivers its flits.
+    #[inline(always)]
+    pub fn egress(&self) -> Egress {
+        if self.flag(Self::OUTPUT_BUFFER) {
+            Egress::OutputBuffer
+        } else {
+            Egress::Link
+        }
+    }
+    pub fn set_egress(&mut self, e: Egress) {
+        self.set_flag(Self::OUTPUT_BUFFER, e == Egress::OutputBuffer);
+    }
 }
 
 /// The output buffers of all ports (combined input/output-queued and Omni-Path switches;
@@ -770,7 +838,7 @@ impl Network {
                     PortResult {
                         switch: self.display_names[s as usize].clone(),
                         port: p as u32,
-                        to_endpoint: self.ports[g].to_endpoint,
+                        to_endpoint: self.ports[g].to_endpoint(),
                         vl_flits,
                         utilisation: total as f64 / (m * self.ports[g].width as f64),
                     }

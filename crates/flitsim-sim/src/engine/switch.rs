@@ -275,7 +275,7 @@ impl Lane<'_> {
                         n,
                     )
                 };
-                let fits = |output: usize| match self.ports[output].egress {
+                let fits = |output: usize| match self.ports[output].egress() {
                     Egress::OutputBuffer => {
                         let need = if vct { h.remaining() } else { 1 };
                         self.obuf.account.fits(output, h.out_vl, need)
@@ -289,7 +289,7 @@ impl Lane<'_> {
                 // room for all of it (DTable ports are external: never a `free_links` choice).
                 if ok && mtu_room {
                     let output = base + out_port as usize;
-                    if self.ports[output].egress == Egress::Link {
+                    if self.ports[output].egress() == Egress::Link {
                         let sched = &self.sched[output];
                         ok = link_fits(
                             output,
@@ -359,7 +359,7 @@ impl Lane<'_> {
                     np,
                     |op, cands| {
                         let output = base + op as usize;
-                        match ports[output].egress {
+                        match ports[output].egress() {
                             Egress::OutputBuffer if fifo => Some(ANY),
                             Egress::OutputBuffer => xsched[output].choose(cands),
                             Egress::Link => sched[output].choose(cands),
@@ -410,7 +410,7 @@ impl Lane<'_> {
         } else {
             u32::MAX
         };
-        match self.ports[output].egress {
+        match self.ports[output].egress() {
             Egress::OutputBuffer => {
                 if vct {
                     self.obuf.account.reserve(output, g.out_vl, remaining);
@@ -431,7 +431,7 @@ impl Lane<'_> {
         }
         self.rr_in[input].grant(g.in_vl.idx());
         self.rr_out[output].grant(g.input as usize);
-        if self.ports[input].hop {
+        if self.ports[input].hop() {
             self.packets.update(pkt, |p| p.hops += 1);
         }
         self.switches[s].conns.push(Conn {
@@ -450,7 +450,7 @@ impl Lane<'_> {
         while i < self.switches[s].conns.len() {
             let c = self.switches[s].conns[i];
             let out = self.ports[c.output.idx()];
-            let moved = if general || out.egress == Egress::OutputBuffer {
+            let moved = if general || out.egress() == Egress::OutputBuffer {
                 self.advance_general(s, c, t, in_window)
             } else {
                 // Virtual cut-through straight onto the link (the common case): the packet's
@@ -490,7 +490,7 @@ impl Lane<'_> {
         let bi = input * vls + c.in_vl.idx();
         let h = *self.inputs[bi].head().unwrap();
         let out = self.ports[output];
-        let to_obuf = out.egress == Egress::OutputBuffer;
+        let to_obuf = out.egress() == Egress::OutputBuffer;
         let mut n = if to_obuf {
             h.present().min(self.switches[s].speedup as u32)
         } else {
