@@ -497,8 +497,17 @@ impl Lane<'_> {
         let (out_port, out_vl, exit_vl) =
             self.organisation
                 .route(self.routes, self.sl2vl, s, in_port, &p, ev.vl);
-        if let Some(x) = exit_vl {
-            self.packets.update(ev.pkt, |p| p.exit_vl = x);
+        // A switch hop is counted when the head enters an input that counts one (it will
+        // cross the crossbar from there: nothing is dropped), while the packet's record is
+        // in cache for routing, not at the grant, often long after.
+        let hop = self.ports[g].hop();
+        if hop || exit_vl.is_some() {
+            self.packets.update(ev.pkt, |p| {
+                p.hops += hop as u16;
+                if let Some(x) = exit_vl {
+                    p.exit_vl = x;
+                }
+            });
         }
         if self.trace_routes {
             self.own.route_log.push(RouteHop {

@@ -431,9 +431,6 @@ impl Lane<'_> {
         }
         self.rr_in[input].grant(g.in_vl.idx());
         self.rr_out[output].grant(g.input as usize);
-        if self.ports[input].hop() {
-            self.packets.update(pkt, |p| p.hops += 1);
-        }
         self.switches[s].conns.push(Conn {
             input: PortIdx(input as u32),
             output: PortIdx(output as u32),
