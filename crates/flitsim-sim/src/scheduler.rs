@@ -37,7 +37,8 @@ pub struct Sbt {
     vls: u8,
 }
 
-// A port's scheduler slot stays small (two per cache line), and SBT's boxed state is one line.
+// A port's scheduler slot stays small (at most 32 bytes: several share a cache line), and
+// SBT's boxed state is one line.
 const _: () = assert!(std::mem::size_of::<Sbt>() == 64);
 const _: () = assert!(std::mem::size_of::<OutputScheduler>() <= 32);
 

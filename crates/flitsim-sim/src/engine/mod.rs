@@ -133,7 +133,7 @@ impl PortInfo {
         }
     }
     #[inline(always)]
-    fn flag(&self, f: u8) -> bool {
+    fn flag(self, f: u8) -> bool {
         self.flags & f != 0
     }
     fn set_flag(&mut self, f: u8, on: bool) {
@@ -159,9 +159,10 @@ impl PortInfo {
     pub fn set_to_switch(&mut self, on: bool) {
         self.set_flag(Self::TO_SWITCH, on);
     }
-    /// A packet crossing the crossbar from this input counts as a switch hop.
+    /// A packet entering this input counts a switch hop (an external input of a fabric
+    /// switch; not the internal ports of a hierarchical Omni-Path switch).
     #[inline(always)]
-    pub fn hop(&self) -> bool {
+    pub fn hop(self) -> bool {
         self.flag(Self::HOP)
     }
     pub fn set_hop(&mut self, on: bool) {
@@ -169,7 +170,7 @@ impl PortInfo {
     }
     /// Where a crossbar connection to this output delivers its flits.
     #[inline(always)]
-    pub fn egress(&self) -> Egress {
+    pub fn egress(self) -> Egress {
         if self.flag(Self::OUTPUT_BUFFER) {
             Egress::OutputBuffer
         } else {
