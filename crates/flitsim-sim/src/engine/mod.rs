@@ -690,7 +690,7 @@ impl Network {
         let prefetch = self.prefetch_queues || self.lanes.len() > 1;
         for (k, ev) in events.iter().enumerate() {
             if !prefetch {
-            } else if let Some(next) = events.get(k + lane::DELIVER_AHEAD) {
+            } else if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {
                 if next.is_flit() {
                     self.packets.prefetch(next.pkt);
                 }
