@@ -226,7 +226,7 @@ impl OutputScheduler {
                 let mut best = None;
                 let mut best_d = usize::MAX;
                 for (i, c) in cands.iter().enumerate() {
-                    let d = (c.vl as usize + n - *last as usize - 1) % n;
+                    let d = wrap(c.vl as usize + n - *last as usize - 1, n);
                     if d < best_d {
                         best_d = d;
                         best = Some(i);
@@ -351,15 +351,43 @@ impl Sbt {
         if self.remaining.iter().all(|&w| w == 0) {
             self.remaining.copy_from_slice(&self.weights);
         }
+        if self.vls > 32 {
+            // More VLs than bits in the set below (the engine allows 32): search each VL.
+            let (last, vls) = (self.last_vl as usize, self.vls as usize);
+            let order: Vec<usize> = (0..vls)
+                .filter_map(|i| cands.iter().position(|c| c.vl as usize == (last + i) % vls))
+                .collect();
+            return self.pick_in(order.into_iter(), cands);
+        }
+        // Each VL's first candidate, found in one pass; the VLs are then visited in
+        // round-robin order from the last one served, through the set bits of `present`.
+        let mut present = 0u32;
+        let mut first = [0u16; 32];
+        for (i, c) in cands.iter().enumerate() {
+            if c.vl < self.vls && present & (1 << c.vl) == 0 {
+                present |= 1 << c.vl;
+                first[c.vl as usize] = i as u16;
+            }
+        }
+        let start = wrap(self.last_vl as usize, self.vls as usize) as u32;
+        let order = crate::engine::allocator::round_robin_bits(present, start)
+            .map(|vl| first[vl as usize] as usize);
+        self.pick_in(order, cands)
+    }
+
+    /// Algorithm 1 over the candidates `order` (indexes into `cands`, one per VL with a
+    /// candidate, in round-robin order from the last VL served).
+    #[inline(always)]
+    fn pick_in(
+        &mut self,
+        order: impl Iterator<Item = usize>,
+        cands: &[Candidate],
+    ) -> Option<usize> {
         let mut without_weight = None;
-        for i in 0..self.vls {
-            let vl = (self.last_vl + i) % self.vls;
-            let Some(ci) = cands.iter().position(|c| c.vl == vl) else {
-                continue;
-            };
+        for ci in order {
             let sl = cands[ci].sl as usize;
             if self.remaining[sl] > 0 {
-                self.last_vl = vl;
+                self.last_vl = cands[ci].vl;
                 self.remaining[sl] -= 1;
                 return Some(ci);
             }
@@ -405,7 +433,7 @@ impl DTable {
             None => {
                 let n = self.entries.len();
                 let e = (1..=n)
-                    .map(|d| (self.cur_entry + d) % n)
+                    .map(|d| wrap(self.cur_entry + d, n))
                     .find(|&e| self.entries[e].1 > 0 && active(self.entries[e].0))?;
                 self.cur_entry = e;
                 let (sl, weight) = self.entries[e];
@@ -422,7 +450,7 @@ impl DTable {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.sl == sl)
-            .min_by_key(|(_, c)| (c.vl as usize + n - last - 1) % n)
+            .min_by_key(|(_, c)| wrap(c.vl as usize + n - last - 1, n))
             .map(|(i, _)| i)?;
         self.last_vl[sl as usize] = cands[ci].vl;
         if self.packets {
@@ -510,6 +538,19 @@ impl VlArb {
     }
 }
 
+/// `x % m` (`m > 0`) without a division where `x < 2m`, as in every round-robin step here
+/// (a division takes tens of cycles, and the arbiters take several per packet).
+#[inline(always)]
+pub(crate) fn wrap(x: usize, m: usize) -> usize {
+    if x < m {
+        x
+    } else if x < 2 * m {
+        x - m
+    } else {
+        x % m
+    }
+}
+
 /// Round-robin arbiter over `n` requesters, granting the first requester after the last grant.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoundRobinArbiter {
@@ -520,7 +561,7 @@ impl RoundRobinArbiter {
     /// The requester index to start searching from.
     #[inline]
     pub fn start(&self, n: usize) -> usize {
-        (self.last as usize + 1) % n.max(1)
+        wrap(self.last as usize + 1, n.max(1))
     }
     /// Records a grant.
     #[inline]
@@ -618,6 +659,65 @@ mod tests {
             OutputScheduler::new(&SchedulerConfig::StrictPriority { order: vec![4] }, 4, &[1])
                 .is_err()
         );
+    }
+
+    /// SBT against Algorithm 1 written out plainly (visit VLs from the last one served, each
+    /// VL's first candidate; the first SL with weight left sends; else the last weightless
+    /// one visited; the table restored once all weights are spent): the same choices over
+    /// random candidate lists (duplicate VLs, any order), weights and VL counts up to 32.
+    #[test]
+    fn sbt_matches_a_plain_algorithm_1() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(23);
+        for _ in 0..300 {
+            let vls: u8 = if rng.gen_bool(0.2) {
+                32
+            } else {
+                rng.gen_range(1..=8)
+            };
+            let sls = rng.gen_range(1..=4usize);
+            let mut weights: Vec<u32> = (0..sls).map(|_| rng.gen_range(0..4)).collect();
+            weights[0] += 1; // not all zero (refused at construction)
+            let mut s = OutputScheduler::new(
+                &SchedulerConfig::Sbt {
+                    weights: weights.clone(),
+                },
+                vls,
+                &vec![1; sls],
+            )
+            .unwrap();
+            let (mut remaining, mut last) = (weights.clone(), 0u8);
+            for _ in 0..100 {
+                let n = rng.gen_range(1..=6);
+                let c: Vec<Candidate> = (0..n)
+                    .map(|_| Candidate {
+                        vl: rng.gen_range(0..vls),
+                        sl: rng.gen_range(0..sls as u8),
+                    })
+                    .collect();
+                if remaining.iter().all(|&w| w == 0) {
+                    remaining.clone_from(&weights);
+                }
+                let mut want = None;
+                let mut weightless = None;
+                for i in 0..vls as usize {
+                    let vl = ((last as usize + i) % vls as usize) as u8;
+                    let Some(ci) = c.iter().position(|x| x.vl == vl) else {
+                        continue;
+                    };
+                    if remaining[c[ci].sl as usize] > 0 {
+                        remaining[c[ci].sl as usize] -= 1;
+                        want = Some(ci);
+                        break;
+                    }
+                    weightless = Some(ci);
+                }
+                let want = want.or(weightless);
+                if let Some(ci) = want {
+                    last = c[ci].vl;
+                }
+                assert_eq!(s.pick(&c), want, "vls {vls}, weights {weights:?}, {c:?}");
+            }
+        }
     }
 
     /// With every SL always active, SBT serves each SL its weight in packets per table round.
