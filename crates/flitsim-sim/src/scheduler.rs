@@ -226,7 +226,7 @@ impl OutputScheduler {
                 let mut best = None;
                 let mut best_d = usize::MAX;
                 for (i, c) in cands.iter().enumerate() {
-                    let d = wrap(c.vl as usize + n - *last as usize - 1, n);
+                    let d = (c.vl as usize + n - *last as usize - 1) % n;
                     if d < best_d {
                         best_d = d;
                         best = Some(i);
@@ -351,43 +351,15 @@ impl Sbt {
         if self.remaining.iter().all(|&w| w == 0) {
             self.remaining.copy_from_slice(&self.weights);
         }
-        if self.vls > 32 {
-            // More VLs than bits in the set below (the engine allows 32): search each VL.
-            let (last, vls) = (self.last_vl as usize, self.vls as usize);
-            let order: Vec<usize> = (0..vls)
-                .filter_map(|i| cands.iter().position(|c| c.vl as usize == (last + i) % vls))
-                .collect();
-            return self.pick_in(order.into_iter(), cands);
-        }
-        // Each VL's first candidate, found in one pass; the VLs are then visited in
-        // round-robin order from the last one served, through the set bits of `present`.
-        let mut present = 0u32;
-        let mut first = [0u16; 32];
-        for (i, c) in cands.iter().enumerate() {
-            if c.vl < self.vls && present & (1 << c.vl) == 0 {
-                present |= 1 << c.vl;
-                first[c.vl as usize] = i as u16;
-            }
-        }
-        let start = wrap(self.last_vl as usize, self.vls as usize) as u32;
-        let order = crate::engine::allocator::round_robin_bits(present, start)
-            .map(|vl| first[vl as usize] as usize);
-        self.pick_in(order, cands)
-    }
-
-    /// Algorithm 1 over the candidates `order` (indexes into `cands`, one per VL with a
-    /// candidate, in round-robin order from the last VL served).
-    #[inline(always)]
-    fn pick_in(
-        &mut self,
-        order: impl Iterator<Item = usize>,
-        cands: &[Candidate],
-    ) -> Option<usize> {
         let mut without_weight = None;
-        for ci in order {
+        for i in 0..self.vls {
+            let vl = (self.last_vl + i) % self.vls;
+            let Some(ci) = cands.iter().position(|c| c.vl == vl) else {
+                continue;
+            };
             let sl = cands[ci].sl as usize;
             if self.remaining[sl] > 0 {
-                self.last_vl = cands[ci].vl;
+                self.last_vl = vl;
                 self.remaining[sl] -= 1;
                 return Some(ci);
             }
@@ -433,7 +405,7 @@ impl DTable {
             None => {
                 let n = self.entries.len();
                 let e = (1..=n)
-                    .map(|d| wrap(self.cur_entry + d, n))
+                    .map(|d| (self.cur_entry + d) % n)
                     .find(|&e| self.entries[e].1 > 0 && active(self.entries[e].0))?;
                 self.cur_entry = e;
                 let (sl, weight) = self.entries[e];
@@ -450,7 +422,7 @@ impl DTable {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.sl == sl)
-            .min_by_key(|(_, c)| wrap(c.vl as usize + n - last - 1, n))
+            .min_by_key(|(_, c)| (c.vl as usize + n - last - 1) % n)
             .map(|(i, _)| i)?;
         self.last_vl[sl as usize] = cands[ci].vl;
         if self.packets {
@@ -538,19 +510,6 @@ impl VlArb {
     }
 }
 
-/// `x % m` (`m > 0`) without a division where `x < 2m`, as in every round-robin step here
-/// (a division takes tens of cycles, and the arbiters take several per packet).
-#[inline(always)]
-pub(crate) fn wrap(x: usize, m: usize) -> usize {
-    if x < m {
-        x
-    } else if x < 2 * m {
-        x - m
-    } else {
-        x % m
-    }
-}
-
 /// Round-robin arbiter over `n` requesters, granting the first requester after the last grant.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoundRobinArbiter {
@@ -561,7 +520,7 @@ impl RoundRobinArbiter {
     /// The requester index to start searching from.
     #[inline]
     pub fn start(&self, n: usize) -> usize {
-        wrap(self.last as usize + 1, n.max(1))
+        (self.last as usize + 1) % n.max(1)
     }
     /// Records a grant.
     #[inline]

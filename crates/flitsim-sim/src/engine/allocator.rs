@@ -144,7 +144,7 @@ impl SeparableAllocator {
                             r.candidate() == chosen
                         });
                 if matches {
-                    let rr = crate::scheduler::wrap(r.input as usize + ports - start, ports);
+                    let rr = (r.input as usize + ports - start) % ports;
                     let key = (r.key, rr);
                     if key < best_key {
                         best_key = key;
