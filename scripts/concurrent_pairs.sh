@@ -26,7 +26,7 @@ for i in $(seq "$n"); do
     p=$!
     taskset -c $b "$new" "$@" >"$tmp/new.json" 2>"$tmp/new.err" &
     q=$!
-    wait $p || { cat "$tmp/old.err" >&2; exit 1; }
+    wait $p || { cat "$tmp/old.err" >&2; kill $q 2>/dev/null; exit 1; }
     wait $q || { cat "$tmp/new.err" >&2; exit 1; }
     x=$(ns "$tmp/old.json") y=$(ns "$tmp/new.json")
     echo "$x $y $(python3 -c "print(round($y / $x, 3))")"

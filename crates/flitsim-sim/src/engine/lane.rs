@@ -38,10 +38,12 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering}
 /// How many link events ahead the switches' delivery loop asks for the lines an event will
 /// touch. Applying a body flit or a credit takes a few dozen instructions, so a lead of two
 /// events hid little of a miss; sixteen keep many misses in flight at once. Measured
-/// (`docs/performance.md`, session 23): 2 → 16 took 5–10 % off the 4-ary 6-tree, the
-/// 16-ary 4-tree, the 256×256 torus and the Omni-Path torus; 32 and 64 gained no more.
+/// (`docs/performance.md`, session 23, concurrent pairs): 2 → 16 took 7–10 % off the 4-ary
+/// 6-tree, 2–5 % off the 64×64 torus and 5–18 % off the 256×256 torus; the Omni-Path torus
+/// and the 16-ary 4-tree moved within the pairs' spread; 32 and 64 gained no more.
 pub(super) const DELIVER_AHEAD: usize = 16;
-/// The same for the NICs' delivery, where each event (an ejection) is heavier.
+/// The same for the NICs' delivery, where each event (an ejection) is heavier (8 was tried in
+/// session 23: no gain).
 pub(super) const NIC_DELIVER_AHEAD: usize = 2;
 
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
