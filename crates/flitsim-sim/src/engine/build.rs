@@ -602,6 +602,7 @@ impl Network {
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
             cpu_seconds: None,
             prefetch_queues: false,
+            trains: false,
             mtu_room,
             shuffle: None,
             dl: dl.map(Box::new),
@@ -618,6 +619,10 @@ impl Network {
         }
         net.prefetch_queues =
             net.inputs.len() * std::mem::size_of::<VlQueue>() > super::PREFETCH_ABOVE;
+        net.trains = net.switching == Switching::Vct
+            && !net.per_vl_crossbar
+            && net.dl.is_none()
+            && net.obuf.queues.is_empty();
         // Deadline-based QoS keeps one lane (its clocks and counters are not split).
         let threads = match (cfg.run.threads, net.dl.is_some()) {
             (Some(0), _) => return Err(err("run.threads: must be at least 1".into())),

@@ -16,20 +16,25 @@ impl Network {
     /// * an input VL is marked waiting exactly when it has a head that is not forwarding, and
     ///   an input port (of a switch of at most 64 ports) when one of its VLs is, and an output
     ///   port as draining when its output buffer holds packets and it is not stalled.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    ///
+    /// `t` is the cycle about to run: the state is that of the end of cycle `t − 1`.
+    pub fn check_invariants(&self, t: Cycle) -> Result<(), String> {
         let v = self.vls;
+        let done = t.saturating_sub(1);
         for sw in &self.switches {
             for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
                 let mut port_total = 0;
                 let org = &self.in_orgs[self.ports[g].in_org as usize];
                 for vl in 0..v {
                     let i = g * v + vl;
-                    let occ = self.inputs[i].occ();
+                    // (A train's flits count from its head's arrival; the buffer holds
+                    // those that have arrived.)
+                    let occ = self.inputs[i].occ() - self.inputs[i].on_wire(done);
                     port_total += occ;
                     if occ > org.max[vl] {
                         return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
                     }
-                    let queued: u32 = self.inputs[i].iter().map(|b| b.present()).sum();
+                    let queued: u32 = self.inputs[i].iter().map(|b| b.present(done)).sum();
                     if queued != occ {
                         return Err(format!(
                             "port {g} VL {vl}: occupancy {occ} != queued {queued}"
@@ -119,7 +124,8 @@ impl Network {
                             vl: v as u32,
                             out_port: h.out_port as u32,
                             out_vl: h.out_vl.0 as u32,
-                            flits: self.inputs[g * self.vls + v].occ(),
+                            flits: self.inputs[g * self.vls + v].occ()
+                                - self.inputs[g * self.vls + v].on_wire(t.saturating_sub(1)),
                         });
                     }
                 }

@@ -19,12 +19,12 @@
 use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
-use super::link::{Event, TimeWheel, F_HEAD};
+use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN};
 use super::nic::{has_bit, next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
-use super::queue::BufPkt;
 use super::queue::VlQueue;
+use super::queue::{BufPkt, RX_TRAIN};
 use super::route::{Organisation, RouteSource, Sl2VlTables};
 use super::switch::SwitchState;
 use super::{Network, PortInfo, VisitOrder, PREFETCH_AHEAD, PREFETCH_CONNS};
@@ -343,6 +343,8 @@ pub(crate) struct Lane<'a> {
     pub fifo_arbiter: bool,
     pub per_vl_crossbar: bool,
     pub prefetch_queues: bool,
+    /// See `Network::trains`.
+    pub trains: bool,
     /// See `Network::mtu_room`.
     pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
@@ -532,15 +534,23 @@ impl Lane<'_> {
         }
         // A packet entering an empty VL is its head at once; otherwise it becomes the head
         // (and starts waiting) when the packet before it leaves.
+        // A train's body flits come without events: the queue counts them now, and
+        // `BufPkt::received` says which have arrived by when.
+        let (recv, train) = if ev.flags & F_TRAIN != 0 {
+            (p.len, RX_TRAIN)
+        } else {
+            (ev.n, 0)
+        };
         let head = self.inputs[i].push(BufPkt {
             pkt: ev.pkt,
             len: p.len,
-            recv: ev.n,
+            recv,
             sent: 0,
             out_port,
             out_vl,
             busy: false,
             class: p.class,
+            train,
             arrived: t,
             ready: NEVER,
             dl,
@@ -552,9 +562,9 @@ impl Lane<'_> {
             self.waiting[g] |= ev.vl.bit();
             sw.input_waits(in_port as usize);
         }
-        *self.inputs[i].occ_mut() += ev.n as u32;
+        *self.inputs[i].occ_mut() += recv as u32;
         self.check_room(g, ev.vl);
-        self.own.buffered += ev.n as i64;
+        self.own.buffered += recv as i64;
     }
 
     #[inline(always)]
@@ -613,7 +623,9 @@ impl Lane<'_> {
         }
         let out = self.ports[g.idx()];
         ev.target = out.peer;
-        self.push(t + out.latency as u64, ev);
+        if ev.flags & F_SILENT == 0 {
+            self.push(t + out.latency as u64, ev);
+        }
         if in_window && self.port_stats {
             let i = g.idx() * self.vls + ev.vl.idx();
             if g.0 < self.nic_base {
@@ -738,6 +750,7 @@ impl Network {
                 fifo_arbiter: self.fifo_arbiter,
                 per_vl_crossbar: self.per_vl_crossbar,
                 prefetch_queues: self.prefetch_queues,
+                trains: self.trains,
                 mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,

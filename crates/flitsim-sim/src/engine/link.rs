@@ -15,6 +15,11 @@ pub(crate) const EV_FLIT: u8 = 1;
 pub(crate) const F_HEAD: u8 = 2;
 /// The batch holds the packet's tail flit.
 pub(crate) const F_TAIL: u8 = 4;
+/// A head flit whose packet follows as a train: one flit per cycle, without events (see
+/// [`super::queue::RX_TRAIN`]).
+pub(crate) const F_TRAIN: u8 = 8;
+/// A train's body flit: sent and counted, but it puts no event on the link.
+pub(crate) const F_SILENT: u8 = 16;
 
 /// A flit batch or a credit return in flight on a link.
 #[derive(Clone, Copy, Debug)]
@@ -109,14 +114,22 @@ impl TimeWheel {
         self.slots[(t & self.mask) as usize] = events;
     }
 
-    /// Flits on all links.
-    pub fn flits_in_flight(&self) -> u64 {
-        self.slots
-            .iter()
-            .flatten()
-            .filter(|e| e.is_flit())
-            .map(|e| e.n as u64)
-            .sum()
+    /// Flits on all links before the deliveries of cycle `t`; `train(head, arrival)` counts
+    /// those of a train whose head arrives in cycle `arrival` (its body flits travel
+    /// without events).
+    pub fn flits_in_flight(&self, t: Cycle, train: impl Fn(&Event, Cycle) -> u64) -> u64 {
+        let mut n = 0;
+        for (i, slot) in self.slots.iter().enumerate() {
+            let at = t + ((i as u64).wrapping_sub(t) & self.mask);
+            for e in slot.iter().filter(|e| e.is_flit()) {
+                n += if e.flags & F_TRAIN != 0 {
+                    train(e, at)
+                } else {
+                    e.n as u64
+                };
+            }
+        }
+        n
     }
 }
 

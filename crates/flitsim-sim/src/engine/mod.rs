@@ -309,6 +309,12 @@ pub struct Network {
     per_vl_crossbar: bool,
     /// The input queues outgrow the cache: the switch phase prefetches.
     prefetch_queues: bool,
+    /// Packets may cross links as trains (`queue::RX_TRAIN`): a packet that leaves at one
+    /// flit per cycle from its head on sends one link event for its head only. On where
+    /// nothing can hold back a started packet or interleave it: virtual cut-through, one
+    /// crossbar connection per output port, no output buffers, no deadline-based QoS (whose
+    /// clocks are read per flit).
+    trains: bool,
     /// A DTable keeps MTUs together over packets: a head that would begin an MTU needs room
     /// for all of it ([`crate::scheduler::OutputScheduler::room_needed`]); without one every
     /// head needs room for itself, and the ports' schedulers are not asked.
@@ -584,7 +590,7 @@ impl Network {
                 break;
             }
             if self.check_every > 0 && t.is_multiple_of(self.check_every) {
-                if let Err(e) = self.check_invariants() {
+                if let Err(e) = self.check_invariants(t) {
                     panic!("cycle {t}: {e}");
                 }
             }
@@ -660,6 +666,8 @@ impl Network {
     /// (`run.port_timeseries`).
     fn sample_occupancy(&mut self, t: Cycle) {
         let vls = self.vls;
+        // Taken before cycle `t`'s deliveries: trains' flits up to cycle `t − 1` are in.
+        let done = t.saturating_sub(1);
         let occ = &self.inputs;
         let buffered: Vec<u64> = self
             .switches
@@ -667,7 +675,11 @@ impl Network {
             .map(|sw| {
                 let lo = sw.base as usize * vls;
                 let hi = (sw.base as usize + sw.nports as usize) * vls;
-                occ[lo..hi].iter().map(|q| q.occ() as u64).sum::<u64>() + sw.obuffered as u64
+                occ[lo..hi]
+                    .iter()
+                    .map(|q| (q.occ() - q.on_wire(done)) as u64)
+                    .sum::<u64>()
+                    + sw.obuffered as u64
             })
             .collect();
         self.counters.add_occupancy(t, buffered.into_iter());
@@ -814,19 +826,36 @@ impl Network {
             .iter()
             .map(|nic| nic.used as u64 + nic.rx_flits as u64)
             .sum();
-        let on_links = self.wheel.flits_in_flight()
-            + self
-                .lanes
-                .iter()
-                .map(|l| l.wheel.flits_in_flight())
+        // Before cycle `t`'s deliveries: a train's flits after cycle `t − 1` are on its link.
+        let done = t.saturating_sub(1);
+        let trains_on_wire: u64 = self.inputs.iter().map(|q| q.on_wire(done) as u64).sum();
+        let trains_on_links: u64 = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, q)| q.on_link(done, self.ports[i / self.vls].latency as u64) as u64)
+            .sum();
+        let on_links = trains_on_links
+            + std::iter::once(&self.wheel)
+                .chain(self.lanes.iter().map(|l| &l.wheel))
+                .map(|w| {
+                    // A train's head still on its link: its sender has sent the flits of
+                    // the cycles since, without events.
+                    w.flits_in_flight(t, |ev, at| {
+                        let lat = self.ports[ev.target.idx()].latency as u64;
+                        let len = self.packets[ev.pkt].len as u64;
+                        (t + lat).saturating_sub(at).min(len)
+                    })
+                })
                 .sum::<u64>();
         let in_switches: u64 = self.inputs.iter().map(|q| q.occ() as u64).sum::<u64>()
+            - trains_on_wire
             + self
                 .obuf
                 .queues
                 .iter()
                 .flat_map(|q| q.iter())
-                .map(|b| b.present() as u64)
+                .map(|b| b.present(done) as u64)
                 .sum::<u64>();
         let ports = if self.cfg.run.per_port_stats {
             (0..self.nic_base as usize)

@@ -11,7 +11,7 @@
 //! A message is cut into packets as they enter the NIC buffer; the scheduler picks the VL whose
 //! head packet starts next, under the same credit rules as a switch output port.
 use super::lane::{can_start, Lane};
-use super::link::{Event, F_HEAD};
+use super::link::{Event, F_HEAD, F_SILENT, F_TRAIN};
 use super::packet::{Packet, MSG_NONE, NO_FLOW, NO_TRACE};
 use super::route::RouteSource;
 use super::Network;
@@ -118,6 +118,8 @@ pub(crate) struct Nic {
     pub cur_len: u16,
     pub cur_vl: Vl,
     pub cur_msg: u32,
+    /// The current packet goes as a train (see `queue::RX_TRAIN`).
+    pub cur_train: bool,
     /// Application queue the next refill round starts with.
     pub rr_class: u16,
     /// Packets created so far.
@@ -150,6 +152,7 @@ impl Nic {
             cur_len: 0,
             cur_vl: Vl(0),
             cur_msg: MSG_NONE,
+            cur_train: false,
             rr_class: 0,
             seq: 0,
             skip: 0,
@@ -658,7 +661,11 @@ impl Lane<'_> {
         if self.switching == Switching::Vct {
             self.nic.credits.reserve(g, v, len as u32);
         }
+        // Under virtual cut-through a NIC sends its packet from its buffer at one flit per
+        // cycle once it has started: a train.
+        let train = self.trains && len > 1 && self.ports[g].width == 1;
         let nic = &mut self.nic.nics[e];
+        nic.cur_train = train;
         nic.cur = p;
         nic.cur_sent = 0;
         nic.cur_len = len;
@@ -679,7 +686,10 @@ impl Lane<'_> {
         if n == 0 {
             return;
         }
-        let ev = Event::flits(p, v, sent, n, len);
+        let mut ev = Event::flits(p, v, sent, n, len);
+        if nic.cur_train {
+            ev.flags |= if sent == 0 { F_TRAIN } else { F_SILENT };
+        }
         self.transmit(t, PortIdx(g as u32), ev, in_window);
         self.own.progress = t;
         self.nic.buf.release(e, v, n);

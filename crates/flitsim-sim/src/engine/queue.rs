@@ -39,6 +39,8 @@ pub(crate) struct BufPkt {
     pub busy: bool,
     /// The packet's class (a copy, so that arbitration need not read the packet).
     pub class: Sl,
+    /// [`RX_TRAIN`], [`TX_TRAIN`].
+    pub train: u8,
     /// Cycle its head arrived.
     pub arrived: Cycle,
     /// First cycle it may request the crossbar (`NEVER` while it is not the head).
@@ -47,16 +49,49 @@ pub(crate) struct BufPkt {
     pub dl: i64,
 }
 
+/// [`BufPkt::train`]: the packet arrives as a train — its sender sends one flit per cycle
+/// from the head on, so flit `k` is in the buffer from cycle `arrived + k`, and only the head
+/// came as a link event ([`super::link::F_TRAIN`]). `recv` then counts the whole packet.
+pub(crate) const RX_TRAIN: u8 = 1;
+/// [`BufPkt::train`]: the packet leaves as a train (its body flits send no link events).
+pub(crate) const TX_TRAIN: u8 = 2;
+
 impl BufPkt {
     /// Flits still to forward.
     #[inline(always)]
     pub fn remaining(&self) -> u32 {
         (self.len - self.sent) as u32
     }
-    /// Flits present and not yet forwarded.
+    /// Flits received by cycle `t`.
     #[inline(always)]
-    pub fn present(&self) -> u32 {
-        (self.recv - self.sent) as u32
+    pub fn received(&self, t: Cycle) -> u16 {
+        // A train has flit `k` from cycle `arrived + k` on (and `recv` = its length); for
+        // any other packet the shift puts the bound beyond every length, leaving `recv`.
+        // Without a branch: trains and other packets mix in one queue and one loop.
+        let shift = ((self.train & RX_TRAIN) ^ RX_TRAIN) << 4;
+        let by_time = (t + 1).saturating_sub(self.arrived) << shift;
+        by_time.min(self.recv as u64) as u16
+    }
+    /// Flits present in cycle `t` and not yet forwarded.
+    #[inline(always)]
+    pub fn present(&self, t: Cycle) -> u32 {
+        (self.received(t) - self.sent) as u32
+    }
+    /// Flits of a train not yet here in cycle `t` (counted in the queue's `occ` already): on
+    /// the link, or not yet sent.
+    #[inline(always)]
+    pub fn on_wire(&self, t: Cycle) -> u32 {
+        (self.recv - self.received(t)) as u32
+    }
+    /// Of those, the flits on a link of latency `latency` (sent, not yet here).
+    pub fn on_link(&self, t: Cycle, latency: u64) -> u32 {
+        if self.train & RX_TRAIN == 0 {
+            return 0;
+        }
+        let sent = (t + 1 + latency)
+            .saturating_sub(self.arrived)
+            .min(self.len as u64) as u32;
+        sent - self.received(t) as u32
     }
     /// It has started to move: it stays the head until its tail leaves.
     #[inline(always)]
@@ -310,6 +345,17 @@ impl VlQueue {
         &mut self.pkts.occ
     }
 
+    /// Flits of its last packet still on the link in cycle `t` (a train's; see
+    /// [`RX_TRAIN`]): `occ` counts them, the buffer does not hold them yet.
+    pub fn on_wire(&self, t: Cycle) -> u32 {
+        self.pkts.back().map_or(0, |b| b.on_wire(t))
+    }
+
+    /// Flits of its last packet on a link of latency `latency` in cycle `t` (a train's).
+    pub fn on_link(&self, t: Cycle, latency: u64) -> u32 {
+        self.pkts.back().map_or(0, |b| b.on_link(t, latency))
+    }
+
     /// An empty queue with the given discipline.
     pub fn new(discipline: Discipline) -> Self {
         VlQueue {
@@ -505,10 +551,34 @@ mod tests {
             out_vl: Vl(0),
             busy: false,
             class: Sl(0),
+            train: 0,
             arrived: 0,
             ready: 0,
             dl,
         }
+    }
+
+    /// A train's flits arrive one per cycle from its head's cycle on; the flits not yet here
+    /// are on the link from the cycle the sender sent them (its head's arrival minus the
+    /// latency) on. Any other packet holds what arrived as events, whatever the cycle.
+    #[test]
+    fn a_train_arrives_one_flit_per_cycle() {
+        let mut b = pkt(1, 0);
+        (b.len, b.recv, b.arrived, b.train) = (5, 5, 10, RX_TRAIN);
+        let got: Vec<u16> = (10..17).map(|t| b.received(t)).collect();
+        assert_eq!(got, [1, 2, 3, 4, 5, 5, 5]);
+        b.sent = 2;
+        assert_eq!(b.present(12), 1);
+        assert_eq!(b.on_wire(12), 2);
+        // Latency 3: the head was sent in cycle 7, so by cycle 12 all 5 flits were sent.
+        assert_eq!(b.on_link(12, 3), 2);
+        // Latency 1: sent in cycles 9..=13; by cycle 12 four were.
+        assert_eq!(b.on_link(12, 1), 1);
+        assert_eq!(b.on_link(20, 1), 0);
+        let mut c = pkt(2, 0);
+        (c.len, c.recv, c.arrived) = (5, 2, 10);
+        assert_eq!((c.received(10), c.received(1000)), (2, 2));
+        assert_eq!((c.on_wire(1000), c.on_link(1000, 1)), (0, 0));
     }
 
     /// Runs a script of arrivals and departures through a queue: `ops[i] = Some(flow)` is the

@@ -10,8 +10,8 @@
 //!   port's scheduler picks the VL whose head packet goes next on the link.
 use super::allocator::{round_robin_bits, Request, ANY};
 use super::lane::{can_start, Lane};
-use super::link::Event;
-use super::queue::BufPkt;
+use super::link::{Event, F_SILENT, F_TRAIN};
+use super::queue::{BufPkt, TX_TRAIN};
 use super::Egress;
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
@@ -454,9 +454,25 @@ impl Lane<'_> {
                 // room downstream was reserved when it started, so what is present goes.
                 let q = &mut self.inputs[c.input.idx() * self.vls + c.in_vl.idx()];
                 let h = q.head_mut().expect("a connection's input VL has a head");
-                let n = h.present().min(out.width as u32);
+                let n = h.present(t).min(out.width as u32);
                 if n > 0 {
-                    let ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+                    let mut ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+                    if h.sent > 0 {
+                        if h.train & TX_TRAIN != 0 {
+                            ev.flags |= F_SILENT;
+                        }
+                    } else if self.trains
+                        && h.recv == h.len
+                        && h.len > 1
+                        && out.width == 1
+                        && !out.to_endpoint()
+                    {
+                        // Every flit is here or arrives one per cycle, and nothing stops a
+                        // started packet under virtual cut-through: the rest follows one per
+                        // cycle, so the receiver needs only the head's event.
+                        h.train |= TX_TRAIN;
+                        ev.flags |= F_TRAIN;
+                    }
                     h.sent += n as u16;
                     let tail = h.sent == h.len;
                     *q.occ_mut() -= n;
@@ -489,9 +505,9 @@ impl Lane<'_> {
         let out = self.ports[output];
         let to_obuf = out.egress() == Egress::OutputBuffer;
         let mut n = if to_obuf {
-            h.present().min(self.switches[s].speedup as u32)
+            h.present(t).min(self.switches[s].speedup as u32)
         } else {
-            h.present().min(out.width as u32)
+            h.present(t).min(out.width as u32)
         };
         if wormhole && n > 0 {
             let account = if to_obuf {
@@ -513,6 +529,7 @@ impl Lane<'_> {
                     recv: n as u16,
                     sent: 0,
                     busy: false,
+                    train: 0,
                     ..h
                 });
             } else {
@@ -585,7 +602,7 @@ impl Lane<'_> {
             let v = self.obuf.cur[go];
             let oi = go * vls + v.idx();
             let h = *self.obuf.queues[oi].head().unwrap();
-            let mut n = h.present().min(self.ports[go].width as u32);
+            let mut n = h.present(t).min(self.ports[go].width as u32);
             if !vct && n > 0 {
                 n = self.credits.room(go, v, n);
                 self.credits.reserve(go, v, n);
