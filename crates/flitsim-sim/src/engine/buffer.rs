@@ -13,7 +13,7 @@
 //! * **NIC buffers**, one per endpoint, a fixed number of flits per VL.
 use super::lane::{Carve, Pieces};
 use crate::config::SharedBufferConfig;
-use crate::ids::Vl;
+use crate::ids::{Cycle, Vl};
 
 /// Receiver buffer organisation: per-VL minimum (reserved) and maximum, and the shared pool
 /// above the minima.
@@ -97,12 +97,53 @@ impl BufferOrg {
 /// rate): every check passes and nothing is counted.
 pub(crate) const UNLIMITED: u8 = u8::MAX;
 
+/// The count of one (port, VL) of a [`VlAccount`]: flits held or promised, less a credit
+/// train's credits as they arrive.
+///
+/// A credit train (`link::F_TRAIN` on a credit event) returns `train` credits one per cycle
+/// from cycle `since` on: its receiver forwards the packet one flit per cycle from the head
+/// on. The credits are taken off `used` when they are read, so a train costs one event; the
+/// next train (or credit) for the VL comes after its last credit, since a VL buffer sends its
+/// packets one after another, and folds it in.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub(crate) struct Held {
+    used: u32,
+    train: u32,
+    since: Cycle,
+}
+
+impl Held {
+    /// The count in cycle `now`.
+    #[inline(always)]
+    fn at(&self, now: Cycle) -> u32 {
+        let back = (now + 1).saturating_sub(self.since).min(self.train as u64);
+        self.used - back as u32
+    }
+    /// A train of `n` credits from cycle `since` on (the last one has ended).
+    #[inline(always)]
+    fn start_train(&mut self, n: u32, since: Cycle) {
+        debug_assert!(
+            self.since + self.train as u64 <= since,
+            "credit trains overlap"
+        );
+        self.used -= self.train;
+        self.train = n;
+        self.since = since;
+    }
+    /// Takes `n` credits off now (folding a finished train in first).
+    #[inline(always)]
+    fn release(&mut self, n: u32) {
+        self.used -= n;
+    }
+}
+
 /// Flits held (or promised) per (port, VL) in buffers of given organisations.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct VlAccount {
     vls: usize,
     /// Per (port, VL).
-    used: Vec<u32>,
+    used: Vec<Held>,
     /// Per port: pool flits taken.
     over: Vec<u32>,
     /// Per port: index into `orgs`, or [`UNLIMITED`].
@@ -116,17 +157,29 @@ impl VlAccount {
     pub fn new(vls: usize, org: Vec<u8>, orgs: Vec<BufferOrg>) -> Self {
         VlAccount {
             vls,
-            used: vec![0; org.len() * vls],
+            used: vec![Held::default(); org.len() * vls],
             over: vec![0; org.len()],
             org,
             orgs,
         }
     }
 
-    /// Flits counted in VL `vl` of port `g`.
+    /// No port has a shared pool.
+    pub fn no_shared_pool(&self) -> bool {
+        self.orgs.iter().all(|o| o.shared == 0)
+    }
+
+    /// Flits counted in VL `vl` of port `g` in cycle `now`.
     #[inline(always)]
-    pub fn used(&self, g: usize, vl: Vl) -> u32 {
-        self.used[g * self.vls + vl.idx()]
+    pub fn used(&self, g: usize, vl: Vl, now: Cycle) -> u32 {
+        self.used[g * self.vls + vl.idx()].at(now)
+    }
+
+    /// A credit train of `n` credits for VL `vl` of port `g`, one per cycle from `since` on
+    /// (see [`Held`]; accounts without a shared pool only).
+    pub fn start_train(&mut self, g: usize, vl: Vl, n: u32, since: Cycle) {
+        debug_assert!(self.org(g).is_none_or(|o| o.shared == 0));
+        self.used[g * self.vls + vl.idx()].start_train(n, since);
     }
 
     /// The organisation of port `g` (`None`: unlimited).
@@ -141,16 +194,29 @@ impl VlAccount {
     pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
         match self.org(g) {
             None => true,
-            Some(o) => o.fits(vl.idx(), self.used(g, vl), self.over[g], n),
+            Some(o) => o.fits(
+                vl.idx(),
+                self.used[g * self.vls + vl.idx()].used,
+                self.over[g],
+                n,
+            ),
         }
     }
 
-    /// The largest number of flits (≤ `want`) that fit into VL `vl` of port `g` now.
+    /// The largest number of flits (≤ `want`) that fit into VL `vl` of port `g` now (an
+    /// account without credit trains: the NICs' buffers; the switches' credits are asked
+    /// through [`AccountView::room`]).
     #[inline(always)]
     pub fn room(&self, g: usize, vl: Vl, want: u32) -> u32 {
         match self.org(g) {
             None => want,
-            Some(o) => o.room(vl.idx(), self.used(g, vl), self.over[g]).min(want),
+            Some(o) => o
+                .room(
+                    vl.idx(),
+                    self.used[g * self.vls + vl.idx()].used,
+                    self.over[g],
+                )
+                .min(want),
         }
     }
 
@@ -161,9 +227,9 @@ impl VlAccount {
             return;
         };
         let i = g * self.vls + vl.idx();
-        let u = self.used[i];
+        let u = self.used[i].used;
         self.over[g] += o.grow(vl.idx(), u, n);
-        self.used[i] = u + n;
+        self.used[i].used = u + n;
     }
 
     /// Counts `n` flits fewer in VL `vl` of port `g` (they left, or their credits came back).
@@ -173,19 +239,20 @@ impl VlAccount {
             return;
         };
         let i = g * self.vls + vl.idx();
-        let u = self.used[i];
+        let u = self.used[i].used;
         debug_assert!(u >= n, "release exceeds the flits counted");
         self.over[g] -= o.grow(vl.idx(), u - n, n);
-        self.used[i] = u - n;
+        self.used[i].release(n);
     }
 }
 
 impl VlAccount {
     /// Views of the ports `cuts[k]..cuts[k + 1]` for each `k`, one per lane of a switch phase
     /// (the cuts increase; the ports outside them are left out).
-    pub fn split<'c>(&mut self, cuts: &'c [usize]) -> Pieces<'c, AccountCut<'_>> {
+    pub fn split<'c>(&mut self, cuts: &'c [usize], now: Cycle) -> Pieces<'c, AccountCut<'_>> {
         Pieces::new(
             AccountCut {
+                now,
                 vls: self.vls,
                 at: 0,
                 used: &mut self.used,
@@ -200,10 +267,11 @@ impl VlAccount {
 
 /// A [`VlAccount`] being cut into [`AccountView`]s (see [`Carve`]).
 pub(crate) struct AccountCut<'a> {
+    now: Cycle,
     vls: usize,
     /// The port `used` and `over` start at.
     at: usize,
-    used: &'a mut [u32],
+    used: &'a mut [Held],
     over: &'a mut [u32],
     org: &'a [u8],
     orgs: &'a [BufferOrg],
@@ -214,7 +282,7 @@ impl<'a> Carve for AccountCut<'a> {
     fn carve(&mut self, from: usize, to: usize) -> AccountView<'a> {
         let vls = self.vls;
         // An account without ports (no output buffers) gives empty views.
-        let (used, over, org): (&mut [u32], &mut [u32], &[u8]) = if self.over.is_empty() {
+        let (used, over, org): (&mut [Held], &mut [u32], &[u8]) = if self.over.is_empty() {
             (&mut [], &mut [], &[])
         } else {
             let (_, used) = std::mem::take(&mut self.used).split_at_mut((from - self.at) * vls);
@@ -226,6 +294,7 @@ impl<'a> Carve for AccountCut<'a> {
         };
         self.at = to;
         AccountView {
+            now: self.now,
             vls,
             base: from,
             used,
@@ -239,6 +308,7 @@ impl<'a> Carve for AccountCut<'a> {
         let (ua, ub) = self.used.split_at_mut(k * self.vls);
         let (oa, ob) = self.over.split_at_mut(k);
         let part = |at, used, over| AccountCut {
+            now: self.now,
             vls: self.vls,
             at,
             used,
@@ -253,10 +323,12 @@ impl<'a> Carve for AccountCut<'a> {
 /// A [`VlAccount`] restricted to a range of ports, indexed by the global port numbers (see
 /// [`VlAccount::split`]).
 pub(crate) struct AccountView<'a> {
+    /// The cycle the view is read in (credit trains count up to it).
+    pub now: Cycle,
     vls: usize,
     /// The first port of the view.
     base: usize,
-    used: &'a mut [u32],
+    used: &'a mut [Held],
     over: &'a mut [u32],
     org: &'a [u8],
     orgs: &'a [BufferOrg],
@@ -276,7 +348,7 @@ impl AccountView<'_> {
             None => true,
             Some(o) => o.fits(
                 vl.idx(),
-                self.used[l * self.vls + vl.idx()],
+                self.used[l * self.vls + vl.idx()].at(self.now),
                 self.over[l],
                 n,
             ),
@@ -290,7 +362,11 @@ impl AccountView<'_> {
         match self.org(g) {
             None => want,
             Some(o) => o
-                .room(vl.idx(), self.used[l * self.vls + vl.idx()], self.over[l])
+                .room(
+                    vl.idx(),
+                    self.used[l * self.vls + vl.idx()].at(self.now),
+                    self.over[l],
+                )
                 .min(want),
         }
     }
@@ -303,11 +379,11 @@ impl AccountView<'_> {
             return;
         };
         let i = l * self.vls + vl.idx();
-        let u = self.used[i];
+        let u = self.used[i].used;
         if o.shared != 0 {
             self.over[l] += o.grow(vl.idx(), u, n);
         }
-        self.used[i] = u + n;
+        self.used[i].used = u + n;
     }
 
     /// As [`VlAccount::release`].
@@ -318,12 +394,22 @@ impl AccountView<'_> {
             return;
         };
         let i = l * self.vls + vl.idx();
-        let u = self.used[i];
+        let u = self.used[i].used;
         debug_assert!(u >= n, "release exceeds the flits counted");
         if o.shared != 0 {
             self.over[l] -= o.grow(vl.idx(), u - n, n);
         }
-        self.used[i] = u - n;
+        self.used[i].release(n);
+    }
+
+    /// As [`VlAccount::start_train`].
+    #[inline(always)]
+    pub fn start_train(&mut self, g: usize, vl: Vl, n: u32, since: Cycle) {
+        let l = g - self.base;
+        if self.org[l] as usize >= self.orgs.len() {
+            return;
+        }
+        self.used[l * self.vls + vl.idx()].start_train(n, since);
     }
 }
 
@@ -391,6 +477,6 @@ mod tests {
         assert_eq!(acc.room(0, Vl(1), 100), 30);
         assert!(acc.fits(1, Vl(0), 1_000_000));
         acc.reserve(1, Vl(0), 5);
-        assert_eq!(acc.used(1, Vl(0)), 0);
+        assert_eq!(acc.used(1, Vl(0), 0), 0);
     }
 }

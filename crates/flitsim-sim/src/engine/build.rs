@@ -311,6 +311,7 @@ impl Network {
                 in_waiting: 0,
                 out_ready: 0,
                 wake_at: NEVER,
+                credit_until: 0,
             });
         }
         for e in 0..n as u32 {
@@ -603,6 +604,8 @@ impl Network {
             cpu_seconds: None,
             prefetch_queues: false,
             trains: false,
+            credit_trains: false,
+            credits_until: 0,
             mtu_room,
             shuffle: None,
             dl: dl.map(Box::new),
@@ -623,6 +626,9 @@ impl Network {
             && !net.per_vl_crossbar
             && net.dl.is_none()
             && net.obuf.queues.is_empty();
+        // Credit trains are counted where they are read; a shared pool's count is kept as
+        // flits come and go, so ports with one return credits one by one.
+        net.credit_trains = net.trains && net.credits.no_shared_pool();
         // Deadline-based QoS keeps one lane (its clocks and counters are not split).
         let threads = match (cfg.run.threads, net.dl.is_some()) {
             (Some(0), _) => return Err(err("run.threads: must be at least 1".into())),

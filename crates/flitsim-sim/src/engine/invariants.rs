@@ -42,7 +42,7 @@ impl Network {
                     }
                     let peer = self.ports[g].peer;
                     if peer != PortIdx::NONE {
-                        let used = self.credits.used(peer.idx(), Vl(vl as u8));
+                        let used = self.credits.used(peer.idx(), Vl(vl as u8), done);
                         if used < occ || used > org.max[vl] {
                             return Err(format!(
                                 "port {g} VL {vl}: sender counts {used}, receiver holds {occ}"
@@ -54,7 +54,7 @@ impl Network {
                         return Err(format!("port {g} VL {vl}: waiting mask out of date"));
                     }
                     if self.ports[g].egress() == Egress::OutputBuffer {
-                        let held = self.obuf.account.used(g, Vl(vl as u8));
+                        let held = self.obuf.account.used(g, Vl(vl as u8), done);
                         let max = self.obuf.account.org(g).map_or(u32::MAX, |o| o.max[vl]);
                         if held > max {
                             return Err(format!("port {g} VL {vl}: output buffer over capacity"));
@@ -97,7 +97,7 @@ impl Network {
                         .filter(|ev| ev.vl.idx() == vl)
                         .map(|ev| ev.n as u32)
                         .sum();
-                    let used = self.credits.used(peer.idx(), Vl(vl as u8));
+                    let used = self.credits.used(peer.idx(), Vl(vl as u8), done);
                     if used < held || used > org.max[vl] {
                         return Err(format!(
                             "NIC {e} VL {vl}: sender counts {used}, receive buffer holds {held}"

@@ -238,6 +238,8 @@ pub(crate) struct LaneOwn {
     pub flit_hops: u64,
     pub buffered: i64,
     pub progress: Cycle,
+    /// The last cycle a credit train that reached this lane returns a credit.
+    pub credits_until: Cycle,
     /// Flits sent per (port, cycle) for the port time series, when it is on.
     pub port_log: Vec<(u32, Cycle, u32)>,
     /// Routing decisions, when route tracing is on (one lane then).
@@ -272,6 +274,7 @@ impl LaneOwn {
             flit_hops: 0,
             buffered: 0,
             progress: 0,
+            credits_until: 0,
             port_log: Vec::new(),
             route_log: Vec::new(),
             sent: Vec::new(),
@@ -345,6 +348,8 @@ pub(crate) struct Lane<'a> {
     pub prefetch_queues: bool,
     /// See `Network::trains`.
     pub trains: bool,
+    /// See `Network::credit_trains`.
+    pub credit_trains: bool,
     /// See `Network::mtu_room`.
     pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
@@ -451,9 +456,17 @@ impl Lane<'_> {
             }
             let g = ev.target.idx();
             if !ev.is_flit() {
-                self.credits.release(g, ev.vl, ev.n as u32);
                 let (s, p) = self.port_names[g];
                 let sw = &mut self.switches[s as usize];
+                if ev.flags & F_TRAIN != 0 {
+                    // One credit per cycle from now on: the switch's cycles count them.
+                    self.credits.start_train(g, ev.vl, ev.n as u32, t);
+                    let until = t + ev.n as u64 - 1;
+                    sw.credit_until = sw.credit_until.max(until);
+                    self.own.credits_until = self.own.credits_until.max(until);
+                } else {
+                    self.credits.release(g, ev.vl, ev.n as u32);
+                }
                 sw.dirty |= sw.credit_blocked;
                 // With output buffers, the port may send from them again.
                 if let Some(stalled) = self.obuf.stalled.get_mut(g) {
@@ -579,7 +592,7 @@ impl Lane<'_> {
             }
         }
         let sw = &mut self.switches[s];
-        if sw.dirty || sw.wake_at <= t {
+        if sw.dirty || sw.wake_at <= t || (sw.credit_blocked && sw.credit_until >= t) {
             if sw.in_waiting == 0 && sw.nports <= 64 {
                 // No input has a waiting head (the set is exact up to 64 ports): what an
                 // allocation would conclude, without its scan.
@@ -691,7 +704,7 @@ impl Network {
         let shuffle = self.shuffle.take();
         {
             // Views over the switch ports of each lane, then over its NIC ports.
-            let (mut credits, nic_credits) = self.credits.split(&cuts.all).split_at(n);
+            let (mut credits, nic_credits) = self.credits.split(&cuts.all, t).split_at(n);
             let (mut vl_owner, nic_vl_owner) =
                 spans(&mut self.vl_owner, &cuts.all, vls).split_at(n);
             let (mut sched, nic_sched) = spans(&mut self.sched, &cuts.all, 1).split_at(n);
@@ -700,7 +713,7 @@ impl Network {
             let mut nic_parts = std::iter::zip(
                 std::iter::zip(
                     spans(&mut self.nics, &cuts.nics, 1),
-                    self.nic_buf.split(&cuts.nics),
+                    self.nic_buf.split(&cuts.nics, t),
                 ),
                 std::iter::zip(
                     std::iter::zip(nic_credits, nic_vl_owner),
@@ -725,7 +738,7 @@ impl Network {
             let mut waiting = spans(&mut self.waiting, ports, 1);
             let mut rr_in = spans(&mut self.rr_in, ports, 1);
             let mut oq = spans(&mut self.obuf.queues, ports, vls);
-            let mut oa = self.obuf.account.split(ports);
+            let mut oa = self.obuf.account.split(ports, t);
             let mut ow = spans(&mut self.obuf.waiting, ports, 1);
             let mut oc = spans(&mut self.obuf.cur, ports, 1);
             let mut os = spans(&mut self.obuf.stalled, ports, 1);
@@ -751,6 +764,7 @@ impl Network {
                 per_vl_crossbar: self.per_vl_crossbar,
                 prefetch_queues: self.prefetch_queues,
                 trains: self.trains,
+                credit_trains: self.credit_trains,
                 mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,
@@ -806,6 +820,7 @@ impl Network {
             let b = std::mem::take(&mut own.buffered);
             self.buffered_total = (self.buffered_total as i64 + b) as u64;
             self.last_progress = self.last_progress.max(std::mem::take(&mut own.progress));
+            self.credits_until = self.credits_until.max(own.credits_until);
             let log = std::mem::take(&mut own.port_log);
             if let Some(rt) = &mut self.counters.route_trace {
                 rt.append(&mut own.route_log);

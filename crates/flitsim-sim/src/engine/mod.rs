@@ -315,6 +315,11 @@ pub struct Network {
     /// crossbar connection per output port, no output buffers, no deadline-based QoS (whose
     /// clocks are read per flit).
     trains: bool,
+    /// Credits may return as trains (see `buffer::Held`): `trains` and no shared buffers.
+    credit_trains: bool,
+    /// The last cycle a credit train returns a credit (no idle time may be skipped before:
+    /// those credits would have been link events).
+    credits_until: Cycle,
     /// A DTable keeps MTUs together over packets: a head that would begin an MTU needs room
     /// for all of it ([`crate::scheduler::OutputScheduler::room_needed`]); without one every
     /// head needs room for itself, and the ports' schedulers are not asked.
@@ -623,7 +628,11 @@ impl Network {
             }
             self.switch_phase(t, in_window, crew);
             // Skip idle time: nothing in flight, nothing queued → jump to the next message.
-            if self.events_pending() == 0 && self.buffered_total == 0 && self.nics_idle() {
+            if self.events_pending() == 0
+                && self.buffered_total == 0
+                && self.credits_until <= t
+                && self.nics_idle()
+            {
                 let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
                 let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
                 let next = match &self.replay {
@@ -709,7 +718,12 @@ impl Network {
             }
             let g = ev.target.idx();
             if !ev.is_flit() {
-                self.credits.release(g, ev.vl, ev.n as u32);
+                if ev.flags & link::F_TRAIN != 0 {
+                    self.credits.start_train(g, ev.vl, ev.n as u32, t);
+                    self.credits_until = self.credits_until.max(t + ev.n as u64 - 1);
+                } else {
+                    self.credits.release(g, ev.vl, ev.n as u32);
+                }
             } else if self.nic_receive {
                 // Waits for the NIC's processor (`nic.receive_time`).
                 let nic = &mut self.nics[g - self.nic_base as usize];

@@ -55,6 +55,9 @@ pub(crate) struct BufPkt {
 pub(crate) const RX_TRAIN: u8 = 1;
 /// [`BufPkt::train`]: the packet leaves as a train (its body flits send no link events).
 pub(crate) const TX_TRAIN: u8 = 2;
+/// [`BufPkt::train`]: the packet leaves one flit per cycle from its head on (to a switch as a
+/// train, or to an endpoint).
+pub(crate) const LOCKSTEP: u8 = 4;
 
 impl BufPkt {
     /// Flits still to forward.

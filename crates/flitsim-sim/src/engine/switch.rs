@@ -11,7 +11,7 @@
 use super::allocator::{round_robin_bits, Request, ANY};
 use super::lane::{can_start, Lane};
 use super::link::{Event, F_SILENT, F_TRAIN};
-use super::queue::{BufPkt, TX_TRAIN};
+use super::queue::{BufPkt, LOCKSTEP, TX_TRAIN};
 use super::Egress;
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
@@ -143,7 +143,12 @@ pub(crate) struct SwitchState {
     /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
+    /// The last cycle a credit train (see `buffer::Held`) returns a credit to one of its
+    /// ports: while `credit_blocked`, each cycle up to it is a credit arrival.
+    pub credit_until: Cycle,
 }
+
+const _: () = assert!(std::mem::size_of::<SwitchState>() == 128);
 
 impl SwitchState {
     /// Input port `p` (of this switch) has a waiting head now.
@@ -454,31 +459,51 @@ impl Lane<'_> {
                 // room downstream was reserved when it started, so what is present goes.
                 let q = &mut self.inputs[c.input.idx() * self.vls + c.in_vl.idx()];
                 let h = q.head_mut().expect("a connection's input VL has a head");
-                let n = h.present(t).min(out.width as u32);
+                // A packet in lock step moves one flit per cycle (see below).
+                let n = if h.train & LOCKSTEP != 0 {
+                    1
+                } else {
+                    h.present(t).min(out.width as u32)
+                };
                 if n > 0 {
                     let mut ev = Event::flits(h.pkt, c.out_vl, h.sent, n, h.len);
+                    // Credits for the flits that leave: these, all of the packet's as a
+                    // train, or none (the train has them).
+                    let mut credit = n;
                     if h.sent > 0 {
                         if h.train & TX_TRAIN != 0 {
                             ev.flags |= F_SILENT;
                         }
-                    } else if self.trains
-                        && h.recv == h.len
-                        && h.len > 1
-                        && out.width == 1
-                        && !out.to_endpoint()
-                    {
+                        if h.train & LOCKSTEP != 0 && self.credit_trains {
+                            credit = 0;
+                        }
+                    } else if self.trains && h.recv == h.len && h.len > 1 && out.width == 1 {
                         // Every flit is here or arrives one per cycle, and nothing stops a
-                        // started packet under virtual cut-through: the rest follows one per
-                        // cycle, so the receiver needs only the head's event.
-                        h.train |= TX_TRAIN;
-                        ev.flags |= F_TRAIN;
+                        // started packet under virtual cut-through: the packet leaves one
+                        // flit per cycle. A switch downstream needs only the head's event
+                        // (a train), and the sender upstream gets its credits as one.
+                        h.train |= LOCKSTEP;
+                        if !out.to_endpoint() {
+                            h.train |= TX_TRAIN;
+                            ev.flags |= F_TRAIN;
+                        }
+                        if self.credit_trains {
+                            credit = h.len as u32;
+                        }
                     }
                     h.sent += n as u16;
                     let tail = h.sent == h.len;
                     *q.occ_mut() -= n;
                     self.transmit(t, c.output, ev, in_window);
                     self.own.buffered -= n as i64;
-                    self.return_credits(t, c.input, n, c.in_vl);
+                    if credit == n {
+                        self.return_credits(t, c.input, n, c.in_vl);
+                    } else if credit > 0 {
+                        let inp = self.ports[c.input.idx()];
+                        let mut cr = Event::credits(inp.peer, credit, c.in_vl);
+                        cr.flags |= F_TRAIN;
+                        self.push(t + inp.latency as u64, cr);
+                    }
                     self.own.progress = t;
                     Some(tail)
                 } else {
