@@ -606,6 +606,7 @@ impl Network {
             trains: false,
             credit_trains: false,
             credits_until: 0,
+            streams_until: 0,
             mtu_room,
             shuffle: None,
             dl: dl.map(Box::new),

@@ -27,14 +27,15 @@ impl Network {
                 let org = &self.in_orgs[self.ports[g].in_org as usize];
                 for vl in 0..v {
                     let i = g * v + vl;
-                    // (A train's flits count from its head's arrival; the buffer holds
-                    // those that have arrived.)
-                    let occ = self.inputs[i].occ() - self.inputs[i].on_wire(done);
+                    // (A train's flits count from its head's arrival, a streaming packet's
+                    // until its head left; the buffer holds those that have arrived and
+                    // not left.)
+                    let occ = self.inputs[i].occ_at(done);
                     port_total += occ;
                     if occ > org.max[vl] {
                         return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
                     }
-                    let queued: u32 = self.inputs[i].iter().map(|b| b.present(done)).sum();
+                    let queued: u32 = self.inputs[i].iter().map(|b| b.present_exact(done)).sum();
                     if queued != occ {
                         return Err(format!(
                             "port {g} VL {vl}: occupancy {occ} != queued {queued}"
@@ -124,8 +125,7 @@ impl Network {
                             vl: v as u32,
                             out_port: h.out_port as u32,
                             out_vl: h.out_vl.0 as u32,
-                            flits: self.inputs[g * self.vls + v].occ()
-                                - self.inputs[g * self.vls + v].on_wire(t.saturating_sub(1)),
+                            flits: self.inputs[g * self.vls + v].occ_at(t.saturating_sub(1)),
                         });
                     }
                 }
@@ -133,7 +133,7 @@ impl Network {
         }
         DeadlockReport {
             cycle: t,
-            last_progress: self.last_progress,
+            last_progress: self.progress_before(t),
             blocked,
         }
     }

@@ -26,7 +26,7 @@ use super::packet::NO_FLOW;
 use super::queue::VlQueue;
 use super::queue::{BufPkt, RX_TRAIN};
 use super::route::{Organisation, RouteSource, Sl2VlTables};
-use super::switch::SwitchState;
+use super::switch::{Conn, SwitchState};
 use super::{Network, PortInfo, VisitOrder, PREFETCH_AHEAD, PREFETCH_CONNS};
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
@@ -240,6 +240,8 @@ pub(crate) struct LaneOwn {
     pub progress: Cycle,
     /// The last cycle a credit train that reached this lane returns a credit.
     pub credits_until: Cycle,
+    /// The last cycle a streaming packet of this lane sends a flit between head and tail.
+    pub stream_until: Cycle,
     /// Flits sent per (port, cycle) for the port time series, when it is on.
     pub port_log: Vec<(u32, Cycle, u32)>,
     /// Routing decisions, when route tracing is on (one lane then).
@@ -275,6 +277,7 @@ impl LaneOwn {
             buffered: 0,
             progress: 0,
             credits_until: 0,
+            stream_until: 0,
             port_log: Vec::new(),
             route_log: Vec::new(),
             sent: Vec::new(),
@@ -350,6 +353,11 @@ pub(crate) struct Lane<'a> {
     pub trains: bool,
     /// See `Network::credit_trains`.
     pub credit_trains: bool,
+    /// Trains may stream (`queue::STREAM`): credit trains, and no port time series (which
+    /// logs each flit's cycle).
+    pub stream: bool,
+    /// The measurement window, cycles `[.0, .1)`.
+    pub window: (Cycle, Cycle),
     /// See `Network::mtu_room`.
     pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
@@ -655,6 +663,23 @@ impl Lane<'_> {
         }
     }
 
+    /// Counts, when a streaming packet's head leaves in cycle `t` over connection `c`, its
+    /// `k` flits between head and tail, which leave in cycles `t + 1 ..= t + k` without a
+    /// step each (see `queue::STREAM`): flit-hops, the port's flits of the window, progress.
+    #[inline(never)]
+    pub(crate) fn count_stream(&mut self, t: Cycle, c: Conn, k: u32) {
+        let out = self.ports[c.output.idx()];
+        if out.to_switch() {
+            self.own.flit_hops += k as u64;
+        }
+        if self.port_stats {
+            let (w0, w1) = self.window;
+            let inside = (t + 1 + k as u64).min(w1).saturating_sub((t + 1).max(w0));
+            self.vl_flits[c.output.idx() * self.vls + c.out_vl.idx()] += inside;
+        }
+        self.own.stream_until = self.own.stream_until.max(t + k as u64);
+    }
+
     /// Returns `n` credits of VL `vl` from input port `g` to the sender at its other end.
     #[inline(always)]
     pub(crate) fn return_credits(&mut self, t: Cycle, g: PortIdx, n: u32, vl: Vl) {
@@ -765,6 +790,11 @@ impl Network {
                 prefetch_queues: self.prefetch_queues,
                 trains: self.trains,
                 credit_trains: self.credit_trains,
+                stream: self.credit_trains && !port_series,
+                window: (
+                    self.cfg.run.warmup,
+                    self.cfg.run.warmup + self.cfg.run.measure,
+                ),
                 mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,
@@ -821,6 +851,7 @@ impl Network {
             self.buffered_total = (self.buffered_total as i64 + b) as u64;
             self.last_progress = self.last_progress.max(std::mem::take(&mut own.progress));
             self.credits_until = self.credits_until.max(own.credits_until);
+            self.streams_until = self.streams_until.max(own.stream_until);
             let log = std::mem::take(&mut own.port_log);
             if let Some(rt) = &mut self.counters.route_trace {
                 rt.append(&mut own.route_log);

@@ -320,6 +320,9 @@ pub struct Network {
     /// The last cycle a credit train returns a credit (no idle time may be skipped before:
     /// those credits would have been link events).
     credits_until: Cycle,
+    /// The last cycle a streaming packet sends a flit between its head and tail (flits that
+    /// move count as progress: see [`Network::progress_before`]).
+    streams_until: Cycle,
     /// A DTable keeps MTUs together over packets: a head that would begin an MTU needs room
     /// for all of it ([`crate::scheduler::OutputScheduler::room_needed`]); without one every
     /// head needs room for itself, and the ports' schedulers are not asked.
@@ -480,6 +483,12 @@ impl Network {
         self.set_lanes(n).map_err(SimError::Build)
     }
 
+    /// The last cycle before `t` in which a flit moved (streaming packets' flits included).
+    pub(crate) fn progress_before(&self, t: Cycle) -> Cycle {
+        self.last_progress
+            .max(self.streams_until.min(t.saturating_sub(1)))
+    }
+
     /// Sends every flit and every credit as a link event of its own: no trains (see
     /// `queue::RX_TRAIN` and `buffer::Held`). The reference the trains are checked against:
     /// results are the same either way, only slower.
@@ -598,7 +607,7 @@ impl Network {
             {
                 break;
             }
-            if self.buffered_total > 0 && t > self.last_progress + stall {
+            if self.buffered_total > 0 && t > self.progress_before(t) + stall {
                 deadlock = Some(self.deadlock_report(t));
                 break;
             }
@@ -694,7 +703,7 @@ impl Network {
                 let hi = (sw.base as usize + sw.nports as usize) * vls;
                 occ[lo..hi]
                     .iter()
-                    .map(|q| (q.occ() - q.on_wire(done)) as u64)
+                    .map(|q| q.occ_at(done) as u64)
                     .sum::<u64>()
                     + sw.obuffered as u64
             })
@@ -850,7 +859,10 @@ impl Network {
             .sum();
         // Before cycle `t`'s deliveries: a train's flits after cycle `t − 1` are on its link.
         let done = t.saturating_sub(1);
-        let trains_on_wire: u64 = self.inputs.iter().map(|q| q.on_wire(done) as u64).sum();
+        // Streaming packets' flits counted as sent at their heads' start and not sent yet
+        // are not flit-hops yet.
+        let unsent: u64 = self.inputs.iter().map(|q| q.unsent(done) as u64).sum();
+        self.counters.flit_hops -= unsent;
         let trains_on_links: u64 = self
             .inputs
             .iter()
@@ -870,14 +882,17 @@ impl Network {
                     })
                 })
                 .sum::<u64>();
-        let in_switches: u64 = self.inputs.iter().map(|q| q.occ() as u64).sum::<u64>()
-            - trains_on_wire
+        let in_switches: u64 = self
+            .inputs
+            .iter()
+            .map(|q| q.occ_at(done) as u64)
+            .sum::<u64>()
             + self
                 .obuf
                 .queues
                 .iter()
                 .flat_map(|q| q.iter())
-                .map(|b| b.present(done) as u64)
+                .map(|b| b.present_exact(done) as u64)
                 .sum::<u64>();
         let ports = if self.cfg.run.per_port_stats {
             (0..self.nic_base as usize)

@@ -58,6 +58,11 @@ pub(crate) const TX_TRAIN: u8 = 2;
 /// [`BufPkt::train`]: the packet leaves one flit per cycle from its head on (to a switch as a
 /// train, or to an endpoint).
 pub(crate) const LOCKSTEP: u8 = 4;
+/// [`BufPkt::train`]: a train leaving without its connection stepping each flit: the flits
+/// between head and tail were counted as sent when the head left (in cycle `ready`, which a
+/// started packet no longer needs), and only the tail's cycle moves a flit again. `sent` and
+/// the queue's `occ` already count them; [`BufPkt::unsent`] says how many have not left yet.
+pub(crate) const STREAM: u8 = 8;
 
 impl BufPkt {
     /// Flits still to forward.
@@ -79,6 +84,23 @@ impl BufPkt {
     #[inline(always)]
     pub fn present(&self, t: Cycle) -> u32 {
         (self.received(t) - self.sent) as u32
+    }
+    /// Flits a streaming packet ([`STREAM`]) has counted as sent but not yet sent by the end
+    /// of cycle `t`.
+    #[inline(always)]
+    pub fn unsent(&self, t: Cycle) -> u32 {
+        if self.train & STREAM == 0 {
+            return 0;
+        }
+        // Flit `k` (1 ≤ k ≤ len − 2) leaves in cycle `ready + k`.
+        let left = (self.ready + self.len as u64 - 2).saturating_sub(t);
+        left.min(self.len as u64 - 2) as u32
+    }
+    /// Flits present in cycle `t` and not yet forwarded, for readers outside the hot loop
+    /// (a streaming packet's count included).
+    pub fn present_exact(&self, t: Cycle) -> u32 {
+        // (A streaming train's `sent` may run ahead of what has arrived.)
+        self.received(t) as u32 + self.unsent(t) - self.sent as u32
     }
     /// Flits of a train not yet here in cycle `t` (counted in the queue's `occ` already): on
     /// the link, or not yet sent.
@@ -352,6 +374,17 @@ impl VlQueue {
     /// [`RX_TRAIN`]): `occ` counts them, the buffer does not hold them yet.
     pub fn on_wire(&self, t: Cycle) -> u32 {
         self.pkts.back().map_or(0, |b| b.on_wire(t))
+    }
+
+    /// Flits its streaming head ([`STREAM`]) has counted as sent but not sent by cycle `t`.
+    pub fn unsent(&self, t: Cycle) -> u32 {
+        self.pkts.front().map_or(0, |b| b.unsent(t))
+    }
+
+    /// Flits it holds at the end of cycle `t`: `occ` less a train's flits not yet here,
+    /// plus a streaming head's flits not yet gone.
+    pub fn occ_at(&self, t: Cycle) -> u32 {
+        self.occ() + self.unsent(t) - self.on_wire(t)
     }
 
     /// Flits of its last packet on a link of latency `latency` in cycle `t` (a train's).

@@ -11,7 +11,7 @@
 use super::allocator::{round_robin_bits, Request, ANY};
 use super::lane::{can_start, Lane};
 use super::link::{Event, F_SILENT, F_TRAIN};
-use super::queue::{BufPkt, LOCKSTEP, TX_TRAIN};
+use super::queue::{BufPkt, LOCKSTEP, STREAM, TX_TRAIN};
 use super::Egress;
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
@@ -24,7 +24,12 @@ pub(crate) struct Conn {
     pub output: PortIdx,
     pub in_vl: Vl,
     pub out_vl: Vl,
+    /// A streaming packet's flits between head and tail still to leave (see
+    /// `queue::STREAM`): the connection only counts them down, one per cycle.
+    pub left: u16,
 }
+
+const _: () = assert!(std::mem::size_of::<Conn>() == 12);
 
 /// The open crossbar connections of a switch, in the order they opened (with
 /// `swap_remove`'s reordering): the first four in line, the rest in a vector.
@@ -42,6 +47,7 @@ impl Default for ConnList {
             output: PortIdx::NONE,
             in_vl: Vl(0),
             out_vl: Vl(0),
+            left: 0,
         };
         ConnList {
             n: 0,
@@ -441,6 +447,7 @@ impl Lane<'_> {
             output: PortIdx(output as u32),
             in_vl: g.in_vl,
             out_vl: g.out_vl,
+            left: 0,
         });
     }
 
@@ -451,6 +458,12 @@ impl Lane<'_> {
         let mut i = 0;
         while i < self.switches[s].conns.len() {
             let c = self.switches[s].conns[i];
+            if c.left > 0 {
+                // A streaming packet's flit leaves (counted when its head left).
+                self.switches[s].conns[i].left -= 1;
+                i += 1;
+                continue;
+            }
             let out = self.ports[c.output.idx()];
             let moved = if general || out.egress() == Egress::OutputBuffer {
                 self.advance_general(s, c, t, in_window)
@@ -470,6 +483,7 @@ impl Lane<'_> {
                     // Credits for the flits that leave: these, all of the packet's as a
                     // train, or none (the train has them).
                     let mut credit = n;
+                    let mut stream = 0;
                     if h.sent > 0 {
                         if h.train & TX_TRAIN != 0 {
                             ev.flags |= F_SILENT;
@@ -489,13 +503,24 @@ impl Lane<'_> {
                         }
                         if self.credit_trains {
                             credit = h.len as u32;
+                            if h.train & TX_TRAIN != 0 && h.len > 2 && self.stream {
+                                // Nothing of the flits between head and tail is seen one
+                                // by one: count them now and step only the tail.
+                                h.train |= STREAM;
+                                h.ready = t;
+                                stream = h.len as u32 - 2;
+                            }
                         }
                     }
-                    h.sent += n as u16;
+                    h.sent += (n + stream) as u16;
                     let tail = h.sent == h.len;
-                    *q.occ_mut() -= n;
+                    *q.occ_mut() -= n + stream;
                     self.transmit(t, c.output, ev, in_window);
-                    self.own.buffered -= n as i64;
+                    self.own.buffered -= (n + stream) as i64;
+                    if stream > 0 {
+                        self.count_stream(t, c, stream);
+                        self.switches[s].conns[i].left = stream as u16;
+                    }
                     if credit == n {
                         self.return_credits(t, c.input, n, c.in_vl);
                     } else if credit > 0 {
