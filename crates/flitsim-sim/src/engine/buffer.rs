@@ -13,7 +13,7 @@
 //! * **NIC buffers**, one per endpoint, a fixed number of flits per VL.
 use super::lane::{Carve, Pieces};
 use crate::config::SharedBufferConfig;
-use crate::ids::{Cycle, Vl};
+use crate::ids::{Cycle, Vl, NEVER};
 
 /// Receiver buffer organisation: per-VL minimum (reserved) and maximum, and the shared pool
 /// above the minima.
@@ -400,6 +400,28 @@ impl AccountView<'_> {
             self.over[l] -= o.grow(vl.idx(), u - n, n);
         }
         self.used[i].release(n);
+    }
+
+    /// The first cycle from `now` on in which `n` flits fit into VL `vl` of port `g` with the
+    /// credits of the train under way ([`NEVER`] if they need more; `now` if they fit). Ports
+    /// without a shared pool.
+    #[inline]
+    pub fn room_at(&self, g: usize, vl: Vl, n: u32) -> Cycle {
+        let l = g - self.base;
+        let Some(o) = self.org(g) else {
+            return self.now;
+        };
+        debug_assert_eq!(o.shared, 0);
+        let h = &self.used[l * self.vls + vl.idx()];
+        // Credits still to come back before the flits fit.
+        let back = (h.used + n).saturating_sub(o.max[vl.idx()]);
+        if back == 0 {
+            return self.now;
+        }
+        if back > h.train {
+            return NEVER;
+        }
+        (h.since + back as u64 - 1).max(self.now)
     }
 
     /// As [`VlAccount::start_train`].

@@ -358,6 +358,10 @@ pub(crate) struct Lane<'a> {
     pub stream: bool,
     /// The measurement window, cycles `[.0, .1)`.
     pub window: (Cycle, Cycle),
+    /// A credit-blocked switch wakes when a blocked head's room is back (computed from the
+    /// credit trains under way), not on each credit of a train: credit trains, and each
+    /// head's need is its own remaining flits (no DTable MTU rule).
+    pub wake_on_room: bool,
     /// See `Network::mtu_room`.
     pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
@@ -600,7 +604,10 @@ impl Lane<'_> {
             }
         }
         let sw = &mut self.switches[s];
-        if sw.dirty || sw.wake_at <= t || (sw.credit_blocked && sw.credit_until >= t) {
+        if sw.dirty
+            || sw.wake_at <= t
+            || (sw.credit_blocked && !self.wake_on_room && sw.credit_until >= t)
+        {
             if sw.in_waiting == 0 && sw.nports <= 64 {
                 // No input has a waiting head (the set is exact up to 64 ports): what an
                 // allocation would conclude, without its scan.
@@ -795,6 +802,7 @@ impl Network {
                     self.cfg.run.warmup,
                     self.cfg.run.warmup + self.cfg.run.measure,
                 ),
+                wake_on_room: self.credit_trains && !self.mtu_room,
                 mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,

@@ -221,6 +221,10 @@ impl Lane<'_> {
         let vct = self.switching == Switching::Vct;
         let mut wake = NEVER;
         let mut credit_blocked = false;
+        // With credit trains, the cycle a credit-blocked head will have its room (so the
+        // switch need not allocate again on each credit of a train; see `Lane::wake_on_room`).
+        let mut room_at = NEVER;
+        let wake_on_room = self.wake_on_room;
         let alloc = &mut self.own.alloc;
         alloc.clear();
         // Input stage: each input offers its first eligible VL in round-robin order (its
@@ -352,6 +356,11 @@ impl Lane<'_> {
                     }
                 } else {
                     credit_blocked = true;
+                    if wake_on_room {
+                        let output = base + out_port as usize;
+                        room_at =
+                            room_at.min(self.credits.room_at(output, h.out_vl, h.remaining()));
+                    }
                 }
             }
             if let Some(r) = oldest {
@@ -391,7 +400,7 @@ impl Lane<'_> {
             self.open_connection(s, &g, vct);
         }
         let sw = &mut self.switches[s];
-        sw.wake_at = wake;
+        sw.wake_at = wake.min(room_at);
         sw.credit_blocked = credit_blocked;
         // A request that lost may win elsewhere next cycle: allocate again then.
         sw.dirty = lost;
