@@ -45,6 +45,28 @@
 //!
 //! Flow control is checked by [`Network::check_invariants`] ([`invariants`]); a fabric in which
 //! no flit moves for `run.stall_cycles` while flits are buffered stops with a deadlock report.
+//!
+//! # Trains (how the engine avoids one event per flit)
+//!
+//! Under virtual cut-through, a packet that leaves a buffer one flit per cycle from its head
+//! on — a NIC's packet, or a switch's whose flits are all present or arrive one per cycle —
+//! keeps that pace to its tail: its room downstream was reserved whole, and its flits arrive
+//! no later than they leave. The engine uses this where nothing else can interleave with it
+//! (no output buffers, one connection per output port, no deadline-based QoS, width-1 links):
+//!
+//! * the receiver gets one link event, for the head ([`link::F_TRAIN`]); its queue counts the
+//!   whole packet and tells from the head's arrival cycle which flits are in
+//!   ([`queue::RX_TRAIN`]);
+//! * the sender gets its credits as one event, taken off its account as the cycles pass
+//!   (`buffer::Held`), and a switch blocked on credits wakes in the cycle its head's room is
+//!   back;
+//! * towards a switch, the sending connection counts the flits between head and tail when the
+//!   head leaves and steps again only for the tail ([`queue::STREAM`]).
+//!
+//! Readers outside the hot loop (invariants, occupancy samples, the deadlock report, the
+//! flits left at the end) count what is on the link or not yet sent from the same cycles.
+//! Results are those of one event per flit and per credit ([`Network::flit_by_flit`], checked
+//! by a proptest), only faster.
 use crate::config::{SimParams, Switching};
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
