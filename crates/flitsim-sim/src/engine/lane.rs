@@ -604,10 +604,14 @@ impl Lane<'_> {
             }
         }
         let sw = &mut self.switches[s];
-        if sw.dirty
+        let allocate = sw.dirty
             || sw.wake_at <= t
-            || (sw.credit_blocked && !self.wake_on_room && sw.credit_until >= t)
-        {
+            || (sw.credit_blocked && !self.wake_on_room && sw.credit_until >= t);
+        if !allocate && sw.conns.is_empty() && sw.obuffered == 0 {
+            // Nothing to do (most switches at low load): one look at the switch.
+            return;
+        }
+        if allocate {
             if sw.in_waiting == 0 && sw.nports <= 64 {
                 // No input has a waiting head (the set is exact up to 64 ports): what an
                 // allocation would conclude, without its scan.
