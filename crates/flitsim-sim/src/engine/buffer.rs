@@ -97,44 +97,27 @@ impl BufferOrg {
 /// rate): every check passes and nothing is counted.
 pub(crate) const UNLIMITED: u8 = u8::MAX;
 
-/// The count of one (port, VL) of a [`VlAccount`]: flits held or promised, less a credit
-/// train's credits as they arrive.
+/// A credit train under way for one (port, VL) of a [`VlAccount`] (accounts that have them:
+/// the switches' and NICs' credits when trains are on; see [`VlAccount::enable_trains`]).
 ///
-/// A credit train (`link::F_TRAIN` on a credit event) returns `train` credits one per cycle
-/// from cycle `since` on: its receiver forwards the packet one flit per cycle from the head
-/// on. The credits are taken off `used` when they are read, so a train costs one event; the
-/// next train (or credit) for the VL comes after its last credit, since a VL buffer sends its
-/// packets one after another, and folds it in.
+/// A credit train (`link::F_TRAIN` on a credit event) returns `n` credits one per cycle from
+/// cycle `since` on: its receiver forwards the packet one flit per cycle from the head on.
+/// The count keeps them until they are folded in, and readers take off those back by the
+/// cycle they read in, so a train costs one event; the next train (or credit) for the VL
+/// comes after its last credit, since a VL buffer sends its packets one after another, and
+/// folds it in. (Kept apart from the counts, so that accounts without trains stay as small
+/// as they were.)
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
-pub(crate) struct Held {
-    used: u32,
-    train: u32,
+pub(crate) struct Train {
+    n: u32,
     since: Cycle,
 }
 
-impl Held {
-    /// The count in cycle `now`.
+impl Train {
+    /// Credits back by the end of cycle `now`.
     #[inline(always)]
-    fn at(&self, now: Cycle) -> u32 {
-        let back = (now + 1).saturating_sub(self.since).min(self.train as u64);
-        self.used - back as u32
-    }
-    /// A train of `n` credits from cycle `since` on (the last one has ended).
-    #[inline(always)]
-    fn start_train(&mut self, n: u32, since: Cycle) {
-        debug_assert!(
-            self.since + self.train as u64 <= since,
-            "credit trains overlap"
-        );
-        self.used -= self.train;
-        self.train = n;
-        self.since = since;
-    }
-    /// Takes `n` credits off now (folding a finished train in first).
-    #[inline(always)]
-    fn release(&mut self, n: u32) {
-        self.used -= n;
+    fn back(&self, now: Cycle) -> u32 {
+        (now + 1).saturating_sub(self.since).min(self.n as u64) as u32
     }
 }
 
@@ -143,7 +126,9 @@ impl Held {
 pub(crate) struct VlAccount {
     vls: usize,
     /// Per (port, VL).
-    used: Vec<Held>,
+    used: Vec<u32>,
+    /// Per (port, VL), with credit trains; else empty.
+    trains: Vec<Train>,
     /// Per port: pool flits taken.
     over: Vec<u32>,
     /// Per port: index into `orgs`, or [`UNLIMITED`].
@@ -157,7 +142,8 @@ impl VlAccount {
     pub fn new(vls: usize, org: Vec<u8>, orgs: Vec<BufferOrg>) -> Self {
         VlAccount {
             vls,
-            used: vec![Held::default(); org.len() * vls],
+            used: vec![0; org.len() * vls],
+            trains: Vec::new(),
             over: vec![0; org.len()],
             org,
             orgs,
@@ -169,17 +155,24 @@ impl VlAccount {
         self.orgs.iter().all(|o| o.shared == 0)
     }
 
+    /// Lets credits return as trains ([`Train`]).
+    pub fn enable_trains(&mut self) {
+        self.trains = vec![Train::default(); self.used.len()];
+    }
+
     /// Flits counted in VL `vl` of port `g` in cycle `now`.
     #[inline(always)]
     pub fn used(&self, g: usize, vl: Vl, now: Cycle) -> u32 {
-        self.used[g * self.vls + vl.idx()].at(now)
+        let i = g * self.vls + vl.idx();
+        self.used[i] - self.trains.get(i).map_or(0, |tr| tr.back(now))
     }
 
     /// A credit train of `n` credits for VL `vl` of port `g`, one per cycle from `since` on
-    /// (see [`Held`]; accounts without a shared pool only).
+    /// (see [`Train`]; accounts without a shared pool only).
     pub fn start_train(&mut self, g: usize, vl: Vl, n: u32, since: Cycle) {
         debug_assert!(self.org(g).is_none_or(|o| o.shared == 0));
-        self.used[g * self.vls + vl.idx()].start_train(n, since);
+        let i = g * self.vls + vl.idx();
+        start_train(&mut self.used[i], &mut self.trains[i], n, since);
     }
 
     /// The organisation of port `g` (`None`: unlimited).
@@ -196,7 +189,7 @@ impl VlAccount {
             None => true,
             Some(o) => o.fits(
                 vl.idx(),
-                self.used[g * self.vls + vl.idx()].used,
+                self.used[g * self.vls + vl.idx()],
                 self.over[g],
                 n,
             ),
@@ -211,11 +204,7 @@ impl VlAccount {
         match self.org(g) {
             None => want,
             Some(o) => o
-                .room(
-                    vl.idx(),
-                    self.used[g * self.vls + vl.idx()].used,
-                    self.over[g],
-                )
+                .room(vl.idx(), self.used[g * self.vls + vl.idx()], self.over[g])
                 .min(want),
         }
     }
@@ -227,9 +216,9 @@ impl VlAccount {
             return;
         };
         let i = g * self.vls + vl.idx();
-        let u = self.used[i].used;
+        let u = self.used[i];
         self.over[g] += o.grow(vl.idx(), u, n);
-        self.used[i].used = u + n;
+        self.used[i] = u + n;
     }
 
     /// Counts `n` flits fewer in VL `vl` of port `g` (they left, or their credits came back).
@@ -239,10 +228,10 @@ impl VlAccount {
             return;
         };
         let i = g * self.vls + vl.idx();
-        let u = self.used[i].used;
+        let u = self.used[i];
         debug_assert!(u >= n, "release exceeds the flits counted");
         self.over[g] -= o.grow(vl.idx(), u - n, n);
-        self.used[i].release(n);
+        self.used[i] = u - n;
     }
 }
 
@@ -256,6 +245,7 @@ impl VlAccount {
                 vls: self.vls,
                 at: 0,
                 used: &mut self.used,
+                trains: &mut self.trains,
                 over: &mut self.over,
                 org: &self.org,
                 orgs: &self.orgs,
@@ -271,7 +261,9 @@ pub(crate) struct AccountCut<'a> {
     vls: usize,
     /// The port `used` and `over` start at.
     at: usize,
-    used: &'a mut [Held],
+    used: &'a mut [u32],
+    /// Empty without credit trains.
+    trains: &'a mut [Train],
     over: &'a mut [u32],
     org: &'a [u8],
     orgs: &'a [BufferOrg],
@@ -282,7 +274,7 @@ impl<'a> Carve for AccountCut<'a> {
     fn carve(&mut self, from: usize, to: usize) -> AccountView<'a> {
         let vls = self.vls;
         // An account without ports (no output buffers) gives empty views.
-        let (used, over, org): (&mut [Held], &mut [u32], &[u8]) = if self.over.is_empty() {
+        let (used, over, org): (&mut [u32], &mut [u32], &[u8]) = if self.over.is_empty() {
             (&mut [], &mut [], &[])
         } else {
             let (_, used) = std::mem::take(&mut self.used).split_at_mut((from - self.at) * vls);
@@ -292,12 +284,21 @@ impl<'a> Carve for AccountCut<'a> {
             (self.used, self.over) = (rest_u, rest_o);
             (u, o, &self.org[from..to])
         };
+        let trains: &mut [Train] = if self.trains.is_empty() {
+            &mut []
+        } else {
+            let (_, tr) = std::mem::take(&mut self.trains).split_at_mut((from - self.at) * vls);
+            let (tr, rest) = tr.split_at_mut((to - from) * vls);
+            self.trains = rest;
+            tr
+        };
         self.at = to;
         AccountView {
             now: self.now,
             vls,
             base: from,
             used,
+            trains,
             over,
             org,
             orgs: self.orgs,
@@ -307,16 +308,22 @@ impl<'a> Carve for AccountCut<'a> {
         let k = (at.max(self.at) - self.at).min(self.over.len());
         let (ua, ub) = self.used.split_at_mut(k * self.vls);
         let (oa, ob) = self.over.split_at_mut(k);
-        let part = |at, used, over| AccountCut {
+        let (ta, tb) = if self.trains.is_empty() {
+            (&mut [][..], &mut [][..])
+        } else {
+            self.trains.split_at_mut(k * self.vls)
+        };
+        let part = |at, used, trains, over| AccountCut {
             now: self.now,
             vls: self.vls,
             at,
             used,
+            trains,
             over,
             org: self.org,
             orgs: self.orgs,
         };
-        (part(self.at, ua, oa), part(self.at + k, ub, ob))
+        (part(self.at, ua, ta, oa), part(self.at + k, ub, tb, ob))
     }
 }
 
@@ -328,13 +335,21 @@ pub(crate) struct AccountView<'a> {
     vls: usize,
     /// The first port of the view.
     base: usize,
-    used: &'a mut [Held],
+    used: &'a mut [u32],
+    /// Empty without credit trains.
+    trains: &'a mut [Train],
     over: &'a mut [u32],
     org: &'a [u8],
     orgs: &'a [BufferOrg],
 }
 
 impl AccountView<'_> {
+    /// The count of (local) index `i` in the view's cycle.
+    #[inline(always)]
+    fn count(&self, i: usize) -> u32 {
+        self.used[i] - self.trains.get(i).map_or(0, |tr| tr.back(self.now))
+    }
+
     #[inline(always)]
     fn org(&self, g: usize) -> Option<&BufferOrg> {
         self.orgs.get(self.org[g - self.base] as usize)
@@ -348,7 +363,7 @@ impl AccountView<'_> {
             None => true,
             Some(o) => o.fits(
                 vl.idx(),
-                self.used[l * self.vls + vl.idx()].at(self.now),
+                self.count(l * self.vls + vl.idx()),
                 self.over[l],
                 n,
             ),
@@ -362,11 +377,7 @@ impl AccountView<'_> {
         match self.org(g) {
             None => want,
             Some(o) => o
-                .room(
-                    vl.idx(),
-                    self.used[l * self.vls + vl.idx()].at(self.now),
-                    self.over[l],
-                )
+                .room(vl.idx(), self.count(l * self.vls + vl.idx()), self.over[l])
                 .min(want),
         }
     }
@@ -379,11 +390,11 @@ impl AccountView<'_> {
             return;
         };
         let i = l * self.vls + vl.idx();
-        let u = self.used[i].used;
+        let u = self.used[i];
         if o.shared != 0 {
             self.over[l] += o.grow(vl.idx(), u, n);
         }
-        self.used[i].used = u + n;
+        self.used[i] = u + n;
     }
 
     /// As [`VlAccount::release`].
@@ -394,12 +405,12 @@ impl AccountView<'_> {
             return;
         };
         let i = l * self.vls + vl.idx();
-        let u = self.used[i].used;
+        let u = self.used[i];
         debug_assert!(u >= n, "release exceeds the flits counted");
         if o.shared != 0 {
             self.over[l] -= o.grow(vl.idx(), u - n, n);
         }
-        self.used[i].release(n);
+        self.used[i] = u - n;
     }
 
     /// The first cycle from `now` on in which `n` flits fit into VL `vl` of port `g` with the
@@ -412,16 +423,17 @@ impl AccountView<'_> {
             return self.now;
         };
         debug_assert_eq!(o.shared, 0);
-        let h = &self.used[l * self.vls + vl.idx()];
+        let i = l * self.vls + vl.idx();
+        let tr = self.trains.get(i).copied().unwrap_or_default();
         // Credits still to come back before the flits fit.
-        let back = (h.used + n).saturating_sub(o.max[vl.idx()]);
+        let back = (self.used[i] + n).saturating_sub(o.max[vl.idx()]);
         if back == 0 {
             return self.now;
         }
-        if back > h.train {
+        if back > tr.n {
             return NEVER;
         }
-        (h.since + back as u64 - 1).max(self.now)
+        (tr.since + back as u64 - 1).max(self.now)
     }
 
     /// As [`VlAccount::start_train`].
@@ -431,8 +443,18 @@ impl AccountView<'_> {
         if self.org[l] as usize >= self.orgs.len() {
             return;
         }
-        self.used[l * self.vls + vl.idx()].start_train(n, since);
+        let i = l * self.vls + vl.idx();
+        start_train(&mut self.used[i], &mut self.trains[i], n, since);
     }
+}
+
+/// A train of `n` credits from cycle `since` on for the count `used` whose last train was
+/// `tr` (ended by now: its credits are folded in).
+#[inline(always)]
+fn start_train(used: &mut u32, tr: &mut Train, n: u32, since: Cycle) {
+    debug_assert!(tr.since + tr.n as u64 <= since, "credit trains overlap");
+    *used -= tr.n;
+    *tr = Train { n, since };
 }
 
 #[cfg(test)]

@@ -630,6 +630,9 @@ impl Network {
         // Credit trains are counted where they are read; a shared pool's count is kept as
         // flits come and go, so ports with one return credits one by one.
         net.credit_trains = net.trains && net.credits.no_shared_pool();
+        if net.credit_trains {
+            net.credits.enable_trains();
+        }
         // Deadline-based QoS keeps one lane (its clocks and counters are not split).
         let threads = match (cfg.run.threads, net.dl.is_some()) {
             (Some(0), _) => return Err(err("run.threads: must be at least 1".into())),

@@ -622,8 +622,11 @@ impl Lane<'_> {
                 self.allocate(s, t);
             }
         }
-        if !self.switches[s].conns.is_empty() {
-            self.advance(s, t, in_window);
+        if self.switches[s].conns.is_empty() {
+        } else if self.trains {
+            self.advance::<true>(s, t, in_window);
+        } else {
+            self.advance::<false>(s, t, in_window);
         }
         if self.switches[s].obuffered > 0 {
             self.drain_outputs(s, t, in_window);

@@ -58,7 +58,7 @@
 //!   whole packet and tells from the head's arrival cycle which flits are in
 //!   ([`queue::RX_TRAIN`]);
 //! * the sender gets its credits as one event, taken off its account as the cycles pass
-//!   (`buffer::Held`), and a switch blocked on credits wakes in the cycle its head's room is
+//!   (`buffer::Train`), and a switch blocked on credits wakes in the cycle its head's room is
 //!   back;
 //! * towards a switch, the sending connection counts the flits between head and tail when the
 //!   head leaves and steps again only for the tail ([`queue::STREAM`]).
@@ -337,7 +337,7 @@ pub struct Network {
     /// crossbar connection per output port, no output buffers, no deadline-based QoS (whose
     /// clocks are read per flit).
     trains: bool,
-    /// Credits may return as trains (see `buffer::Held`): `trains` and no shared buffers.
+    /// Credits may return as trains (see `buffer::Train`): `trains` and no shared buffers.
     credit_trains: bool,
     /// The last cycle a credit train returns a credit (no idle time may be skipped before:
     /// those credits would have been link events).
@@ -512,7 +512,7 @@ impl Network {
     }
 
     /// Sends every flit and every credit as a link event of its own: no trains (see
-    /// `queue::RX_TRAIN` and `buffer::Held`). The reference the trains are checked against:
+    /// `queue::RX_TRAIN` and `buffer::Train`). The reference the trains are checked against:
     /// results are the same either way, only slower.
     pub fn flit_by_flit(&mut self) {
         self.trains = false;

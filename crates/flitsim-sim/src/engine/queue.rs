@@ -80,6 +80,13 @@ impl BufPkt {
         let by_time = (t + 1).saturating_sub(self.arrived) << shift;
         by_time.min(self.recv as u64) as u16
     }
+    /// Flits present and not yet forwarded, where no packet comes as a train (output
+    /// buffers, wormhole switching: see `Network::trains`).
+    #[inline(always)]
+    pub fn present_untimed(&self) -> u32 {
+        debug_assert_eq!(self.train & RX_TRAIN, 0);
+        (self.recv - self.sent) as u32
+    }
     /// Flits present in cycle `t` and not yet forwarded.
     #[inline(always)]
     pub fn present(&self, t: Cycle) -> u32 {

@@ -149,7 +149,7 @@ pub(crate) struct SwitchState {
     /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
-    /// The last cycle a credit train (see `buffer::Held`) returns a credit to one of its
+    /// The last cycle a credit train (see `buffer::Train`) returns a credit to one of its
     /// ports: while `credit_blocked`, each cycle up to it is a credit arrival.
     pub credit_until: Cycle,
 }
@@ -462,12 +462,14 @@ impl Lane<'_> {
 
     /// Moves flits of every connection of switch `s`.
     #[inline(always)]
-    pub(crate) fn advance(&mut self, s: usize, t: Cycle, in_window: bool) {
+    /// `TRAINS`: `self.trains` (a constant, so that fabrics without trains run the loop
+    /// without their tests).
+    pub(crate) fn advance<const TRAINS: bool>(&mut self, s: usize, t: Cycle, in_window: bool) {
         let general = self.switching == Switching::Wormhole;
         let mut i = 0;
         while i < self.switches[s].conns.len() {
             let c = self.switches[s].conns[i];
-            if c.left > 0 {
+            if TRAINS && c.left > 0 {
                 // A streaming packet's flit leaves (counted when its head left).
                 self.switches[s].conns[i].left -= 1;
                 i += 1;
@@ -482,7 +484,7 @@ impl Lane<'_> {
                 let q = &mut self.inputs[c.input.idx() * self.vls + c.in_vl.idx()];
                 let h = q.head_mut().expect("a connection's input VL has a head");
                 // A packet in lock step moves one flit per cycle (see below).
-                let n = if h.train & LOCKSTEP != 0 {
+                let n = if TRAINS && h.train & LOCKSTEP != 0 {
                     1
                 } else {
                     h.present(t).min(out.width as u32)
@@ -493,14 +495,15 @@ impl Lane<'_> {
                     // train, or none (the train has them).
                     let mut credit = n;
                     let mut stream = 0;
-                    if h.sent > 0 {
+                    if !TRAINS {
+                    } else if h.sent > 0 {
                         if h.train & TX_TRAIN != 0 {
                             ev.flags |= F_SILENT;
                         }
                         if h.train & LOCKSTEP != 0 && self.credit_trains {
                             credit = 0;
                         }
-                    } else if self.trains && h.recv == h.len && h.len > 1 && out.width == 1 {
+                    } else if h.recv == h.len && h.len > 1 && out.width == 1 {
                         // Every flit is here or arrives one per cycle, and nothing stops a
                         // started packet under virtual cut-through: the packet leaves one
                         // flit per cycle. A switch downstream needs only the head's event
@@ -526,11 +529,11 @@ impl Lane<'_> {
                     *q.occ_mut() -= n + stream;
                     self.transmit(t, c.output, ev, in_window);
                     self.own.buffered -= (n + stream) as i64;
-                    if stream > 0 {
+                    if TRAINS && stream > 0 {
                         self.count_stream(t, c, stream);
                         self.switches[s].conns[i].left = stream as u16;
                     }
-                    if credit == n {
+                    if !TRAINS || credit == n {
                         self.return_credits(t, c.input, n, c.in_vl);
                     } else if credit > 0 {
                         let inp = self.ports[c.input.idx()];
@@ -564,9 +567,9 @@ impl Lane<'_> {
         let out = self.ports[output];
         let to_obuf = out.egress() == Egress::OutputBuffer;
         let mut n = if to_obuf {
-            h.present(t).min(self.switches[s].speedup as u32)
+            h.present_untimed().min(self.switches[s].speedup as u32)
         } else {
-            h.present(t).min(out.width as u32)
+            h.present_untimed().min(out.width as u32)
         };
         if wormhole && n > 0 {
             let account = if to_obuf {
@@ -661,7 +664,7 @@ impl Lane<'_> {
             let v = self.obuf.cur[go];
             let oi = go * vls + v.idx();
             let h = *self.obuf.queues[oi].head().unwrap();
-            let mut n = h.present(t).min(self.ports[go].width as u32);
+            let mut n = h.present_untimed().min(self.ports[go].width as u32);
             if !vct && n > 0 {
                 n = self.credits.room(go, v, n);
                 self.credits.reserve(go, v, n);
