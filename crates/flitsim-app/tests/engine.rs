@@ -346,6 +346,28 @@ fn configuration_errors_name_the_key() {
     assert!(e.to_lowercase().contains("vl"), "{e}");
 }
 
+/// The `[topology]` body and the buffer keys of the proptests' small fabrics: a 3×4 torus,
+/// a 3×3 mesh with two endpoints per switch or a 2-ary 3-tree, with links of `latency`, and
+/// `buf` flits per VL, static or in a shared pool of twice that.
+fn small_fabric(shape: u8, latency: u32, buf: u32, shared: bool) -> (String, String) {
+    let topo = match shape {
+        0 => format!("kind = \"torus\"\nsides = [3, 4]\nlink_latency = {latency}"),
+        1 => format!(
+            "kind = \"mesh\"\nsides = [3, 3]\nendpoints_per_switch = 2\nlink_latency = {latency}"
+        ),
+        _ => format!("kind = \"kary_ntree\"\nk = 2\nn = 3\nlink_latency = {latency}"),
+    };
+    let buffer = if shared {
+        format!(
+            "[switch.shared_buffer]\ntotal_flits = {}\nmin_per_vl = 1\nmax_per_vl = {buf}",
+            2 * buf
+        )
+    } else {
+        format!("vl_buffer_flits = {buf}")
+    };
+    (topo, buffer)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
 
@@ -365,17 +387,7 @@ proptest! {
         obuf_extra in prop::sample::select(vec![None, Some(0u32), Some(20)]),
         speedup in 1u32..3,
     ) {
-        let topo = match shape {
-            0 => format!("kind = \"torus\"\nsides = [3, 4]\nlink_latency = {latency}"),
-            1 => format!("kind = \"mesh\"\nsides = [3, 3]\nendpoints_per_switch = 2\nlink_latency = {latency}"),
-            _ => format!("kind = \"kary_ntree\"\nk = 2\nn = 3\nlink_latency = {latency}"),
-        };
-        let buf = mtu + buf_extra;
-        let buffer = if shared {
-            format!("[switch.shared_buffer]\ntotal_flits = {}\nmin_per_vl = 1\nmax_per_vl = {buf}", 2 * buf)
-        } else {
-            format!("vl_buffer_flits = {buf}")
-        };
+        let (topo, buffer) = small_fabric(shape, latency, mtu + buf_extra, shared);
         let obuf = obuf_extra.map_or(0, |x| mtu + x);
         let text = format!(
             "seed = {seed}\n[topology]\n{topo}\n[routing]\nvls = 2\n[switch]\noutput_buffer_flits = {obuf}\nspeedup = {speedup}\nrouting_delay = {rdelay}\nswitching = \"{}\"\n{buffer}\n\
@@ -420,17 +432,7 @@ proptest! {
         threads in 1u32..3,
         series in any::<bool>(),
     ) {
-        let topo = match shape {
-            0 => format!("kind = \"torus\"\nsides = [3, 4]\nlink_latency = {latency}"),
-            1 => format!("kind = \"mesh\"\nsides = [3, 3]\nendpoints_per_switch = 2\nlink_latency = {latency}"),
-            _ => format!("kind = \"kary_ntree\"\nk = 2\nn = 3\nlink_latency = {latency}"),
-        };
-        let buf = mtu + buf_extra;
-        let buffer = if shared {
-            format!("[switch.shared_buffer]\ntotal_flits = {}\nmin_per_vl = 1\nmax_per_vl = {buf}", 2 * buf)
-        } else {
-            format!("vl_buffer_flits = {buf}")
-        };
+        let (topo, buffer) = small_fabric(shape, latency, mtu + buf_extra, shared);
         // A second class of 1-flit packets mixes packets that cannot be trains with those
         // that can.
         let second = if small {
