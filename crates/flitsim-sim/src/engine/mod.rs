@@ -332,7 +332,7 @@ pub struct Network {
     /// The input queues outgrow the cache: the switch phase prefetches.
     prefetch_queues: bool,
     /// Packets may cross links as trains (`queue::RX_TRAIN`): a packet that leaves at one
-    /// flit per cycle from its head on sends one link event for its head only. On where
+    /// flit per cycle from its head on sends one link event for its head only. Only where
     /// nothing can hold back a started packet or interleave it: virtual cut-through, one
     /// crossbar connection per output port, no output buffers, no deadline-based QoS (whose
     /// clocks are read per flit).
