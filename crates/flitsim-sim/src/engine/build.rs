@@ -311,7 +311,6 @@ impl Network {
                 in_waiting: 0,
                 out_ready: 0,
                 wake_at: NEVER,
-                credit_until: 0,
             });
         }
         for e in 0..n as u32 {
@@ -629,7 +628,9 @@ impl Network {
             && net.obuf.queues.is_empty();
         // Credit trains are counted where they are read; a shared pool's count is kept as
         // flits come and go, so ports with one return credits one by one.
-        net.credit_trains = net.trains && net.credits.no_shared_pool();
+        // (and a DTable that keeps MTUs together asks for more room than the head's own, which
+        // the wake-up on room does not know: credits return one by one there too).
+        net.credit_trains = net.trains && net.credits.no_shared_pool() && !net.mtu_room;
         if net.credit_trains {
             net.credits.enable_trains();
         }

@@ -358,10 +358,6 @@ pub(crate) struct Lane<'a> {
     pub stream: bool,
     /// The measurement window, cycles `[.0, .1)`.
     pub window: (Cycle, Cycle),
-    /// A credit-blocked switch wakes when a blocked head's room is back (computed from the
-    /// credit trains under way), not on each credit of a train: credit trains, and each
-    /// head's need is its own remaining flits (no DTable MTU rule).
-    pub wake_on_room: bool,
     /// See `Network::mtu_room`.
     pub mtu_room: bool,
     /// The port time series is on: log the flits sent.
@@ -471,11 +467,10 @@ impl Lane<'_> {
                 let (s, p) = self.port_names[g];
                 let sw = &mut self.switches[s as usize];
                 if ev.flags & F_TRAIN != 0 {
-                    // One credit per cycle from now on: the switch's cycles count them.
+                    // One credit per cycle from now on: the account counts them as it is
+                    // read, and a blocked head wakes its switch when its room is back.
                     self.credits.start_train(g, ev.vl, ev.n as u32, t);
-                    let until = t + ev.n as u64 - 1;
-                    sw.credit_until = sw.credit_until.max(until);
-                    self.own.credits_until = self.own.credits_until.max(until);
+                    self.own.credits_until = self.own.credits_until.max(t + ev.n as u64 - 1);
                 } else {
                     self.credits.release(g, ev.vl, ev.n as u32);
                 }
@@ -604,9 +599,7 @@ impl Lane<'_> {
             }
         }
         let sw = &mut self.switches[s];
-        let allocate = sw.dirty
-            || sw.wake_at <= t
-            || (sw.credit_blocked && !self.wake_on_room && sw.credit_until >= t);
+        let allocate = sw.dirty || sw.wake_at <= t;
         if !allocate && sw.conns.is_empty() && sw.obuffered == 0 {
             // Nothing to do (most switches at low load): one look at the switch.
             return;
@@ -809,7 +802,6 @@ impl Network {
                     self.cfg.run.warmup,
                     self.cfg.run.warmup + self.cfg.run.measure,
                 ),
-                wake_on_room: self.credit_trains && !self.mtu_room,
                 mtu_room: self.mtu_room,
                 port_series,
                 trace_routes,

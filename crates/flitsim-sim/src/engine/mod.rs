@@ -337,7 +337,8 @@ pub struct Network {
     /// crossbar connection per output port, no output buffers, no deadline-based QoS (whose
     /// clocks are read per flit).
     trains: bool,
-    /// Credits may return as trains (see `buffer::Train`): `trains` and no shared buffers.
+    /// Credits may return as trains (see `buffer::Train`): `trains`, no shared buffers and no
+    /// DTable keeping MTUs together (whose heads need more room than their own).
     credit_trains: bool,
     /// The last cycle a credit train returns a credit (no idle time may be skipped before:
     /// those credits would have been link events).

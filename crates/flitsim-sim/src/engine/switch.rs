@@ -149,9 +149,6 @@ pub(crate) struct SwitchState {
     /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
-    /// The last cycle a credit train (see `buffer::Train`) returns a credit to one of its
-    /// ports: while `credit_blocked`, each cycle up to it is a credit arrival.
-    pub credit_until: Cycle,
 }
 
 const _: () = assert!(std::mem::size_of::<SwitchState>() == 128);
@@ -221,10 +218,10 @@ impl Lane<'_> {
         let vct = self.switching == Switching::Vct;
         let mut wake = NEVER;
         let mut credit_blocked = false;
-        // With credit trains, the cycle a credit-blocked head will have its room (so the
-        // switch need not allocate again on each credit of a train; see `Lane::wake_on_room`).
+        // With credit trains, the cycle a credit-blocked head will have its room: the switch
+        // wakes then, not on each credit of a train.
         let mut room_at = NEVER;
-        let wake_on_room = self.wake_on_room;
+        let credit_trains = self.credit_trains;
         let alloc = &mut self.own.alloc;
         alloc.clear();
         // Input stage: each input offers its first eligible VL in round-robin order (its
@@ -356,7 +353,7 @@ impl Lane<'_> {
                     }
                 } else {
                     credit_blocked = true;
-                    if wake_on_room {
+                    if credit_trains {
                         let output = base + out_port as usize;
                         room_at =
                             room_at.min(self.credits.room_at(output, h.out_vl, h.remaining()));
