@@ -59,7 +59,8 @@
 //!   ([`queue::RX_TRAIN`]);
 //! * the sender gets its credits as one event, taken off its account as the cycles pass
 //!   (`buffer::Train`), and a switch blocked on credits wakes in the cycle its head's room is
-//!   back;
+//!   back (not with shared buffer pools, or a DTable keeping MTUs together: credits return one
+//!   by one there);
 //! * towards a switch, the sending connection counts the flits between head and tail when the
 //!   head leaves and steps again only for the tail ([`queue::STREAM`]).
 //!
