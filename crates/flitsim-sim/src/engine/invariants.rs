@@ -1,6 +1,7 @@
 //! The flow-control invariant checker and the deadlock report.
+use super::nic::has_bit;
 use super::{Egress, Network};
-use crate::ids::{Cycle, PortIdx, Vl};
+use crate::ids::{Cycle, PortIdx, Vl, NEVER};
 use crate::stats::{BlockedBuffer, DeadlockReport};
 
 impl Network {
@@ -15,7 +16,9 @@ impl Network {
     /// * with `nic.receive_time`, likewise for each NIC's receive buffer and its switch port;
     /// * an input VL is marked waiting exactly when it has a head that is not forwarding, and
     ///   an input port (of a switch of at most 64 ports) when one of its VLs is, and an output
-    ///   port as draining when its output buffer holds packets and it is not stalled.
+    ///   port as draining when its output buffer holds packets and it is not stalled;
+    /// * a switch outside its lane's active set is idle: nothing to allocate, no connection,
+    ///   no wake-up time, empty output buffers.
     ///
     /// `t` is the cycle about to run: the state is that of the end of cycle `t − 1`.
     pub fn check_invariants(&self, t: Cycle) -> Result<(), String> {
@@ -80,6 +83,19 @@ impl Network {
                     return Err(format!(
                         "port {g}: {port_total} flits exceed the port's {cap}"
                     ));
+                }
+            }
+        }
+        // A switch out of its lane's active set has nothing to do until an event wakes it.
+        for lane in &self.lanes {
+            for s in lane.switches.0..lane.switches.1 {
+                let sw = &self.switches[s];
+                let idle = !sw.dirty
+                    && sw.wake_at == NEVER
+                    && sw.conns.is_empty()
+                    && sw.obuffered == 0;
+                if !idle && !has_bit(&lane.sw_active, s - lane.switches.0) {
+                    return Err(format!("switch {s}: busy but out of the active set"));
                 }
             }
         }

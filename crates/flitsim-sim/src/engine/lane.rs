@@ -20,7 +20,7 @@ use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
 use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN};
-use super::nic::{has_bit, next_bit, set_bit, Nic};
+use super::nic::{all_bits, has_bit, next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
 use super::queue::VlQueue;
@@ -251,6 +251,12 @@ pub(crate) struct LaneOwn {
     /// The lane's NICs with flits in their buffers (bit `e − nics.0`), and those whose
     /// `skip` ran out in this phase.
     pub nic_active: Vec<u64>,
+    /// The lane's switches that may have something to do (bit `s − switches.0`): a switch
+    /// leaves the set after a cycle in which it ends idle (nothing to allocate, no
+    /// connection, no wake-up time, empty output buffers) and rejoins it when an event makes
+    /// it dirty or gives it a wake-up time. A superset is harmless: an idle switch costs one
+    /// look.
+    pub sw_active: Vec<u64>,
     pub ready: Vec<u32>,
     /// Time the lane's runs took since the lanes were last balanced (nanoseconds; measured
     /// only when there are several lanes).
@@ -282,6 +288,7 @@ impl LaneOwn {
             route_log: Vec::new(),
             sent: Vec::new(),
             nic_active: vec![0; (nics.1 - nics.0).div_ceil(64)],
+            sw_active: all_bits(switches.1 - switches.0),
             ready: Vec::new(),
             busy_ns: 0,
             timed: false,
@@ -424,8 +431,16 @@ impl Lane<'_> {
                 }
             }
             None => {
-                for s in self.own.switches.0..self.own.switches.1 {
-                    self.switch_cycle(s, t, in_window);
+                // Only the switches of the active set, in index order (the order of a run
+                // over all of them: an idle switch does nothing).
+                let base = self.own.switches.0;
+                for w in 0..self.own.sw_active.len() {
+                    let mut word = self.own.sw_active[w];
+                    while word != 0 {
+                        let s = base + w * 64 + word.trailing_zeros() as usize;
+                        word &= word - 1;
+                        self.switch_cycle(s, t, in_window);
+                    }
                 }
             }
         }
@@ -475,6 +490,9 @@ impl Lane<'_> {
                     self.credits.release(g, ev.vl, ev.n as u32);
                 }
                 sw.dirty |= sw.credit_blocked;
+                if sw.dirty {
+                    set_bit(&mut self.own.sw_active, s as usize - self.own.switches.0, true);
+                }
                 // With output buffers, the port may send from them again.
                 if let Some(stalled) = self.obuf.stalled.get_mut(g) {
                     *stalled = false;
@@ -581,6 +599,7 @@ impl Lane<'_> {
             sw.wake_at = sw.wake_at.min(r);
             self.waiting[g] |= ev.vl.bit();
             sw.input_waits(in_port as usize);
+            set_bit(&mut self.own.sw_active, s as usize - self.own.switches.0, true);
         }
         *self.inputs[i].occ_mut() += recv as u32;
         self.check_room(g, ev.vl);
@@ -601,7 +620,11 @@ impl Lane<'_> {
         let sw = &mut self.switches[s];
         let allocate = sw.dirty || sw.wake_at <= t;
         if !allocate && sw.conns.is_empty() && sw.obuffered == 0 {
-            // Nothing to do (most switches at low load): one look at the switch.
+            // Nothing to do (most switches at low load): one look at the switch, and none
+            // from the next cycle on until an event wakes it.
+            if sw.wake_at == NEVER {
+                set_bit(&mut self.own.sw_active, s - self.own.switches.0, false);
+            }
             return;
         }
         if allocate {

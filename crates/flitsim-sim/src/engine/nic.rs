@@ -42,6 +42,17 @@ pub(crate) fn set_bit(bits: &mut [u64], i: usize, on: bool) {
     }
 }
 
+/// A bit set of `n` bits, all set.
+pub(crate) fn all_bits(n: usize) -> Vec<u64> {
+    let mut bits = vec![!0u64; n.div_ceil(64)];
+    if let Some(last) = bits.last_mut() {
+        if n % 64 != 0 {
+            *last = (1u64 << (n % 64)) - 1;
+        }
+    }
+    bits
+}
+
 /// The first bit set in `bits` at or after `from`.
 #[inline(always)]
 pub(crate) fn next_bit(bits: &[u64], from: usize) -> Option<usize> {
