@@ -46,6 +46,11 @@
 //! Flow control is checked by [`Network::check_invariants`] ([`invariants`]); a fabric in which
 //! no flit moves for `run.stall_cycles` while flits are buffered stops with a deadlock report.
 //!
+//! A cycle visits only the switches of each lane's active set (`lane::LaneOwn::sw_active`): a
+//! switch leaves it when it finds itself idle with no wake-up time, and rejoins it when a
+//! credit makes it dirty or a head gives it a wake-up time; the NICs likewise (those with
+//! flits to send). When the whole fabric is idle the run skips to the next message.
+//!
 //! # Trains (how the engine avoids one event per flit)
 //!
 //! Under virtual cut-through, a packet that leaves a buffer one flit per cycle from its head
