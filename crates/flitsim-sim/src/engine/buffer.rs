@@ -436,6 +436,19 @@ impl AccountView<'_> {
         (tr.since + back as u64 - 1).max(self.now)
     }
 
+    /// Asks for the lines of VL `vl` of port `g`'s count (and credit train), if the view has
+    /// the port.
+    #[inline(always)]
+    pub fn prefetch(&self, g: usize, vl: Vl) {
+        let i = g.wrapping_sub(self.base) * self.vls + vl.idx();
+        if let Some(u) = self.used.get(i) {
+            super::prefetch(u);
+        }
+        if let Some(tr) = self.trains.get(i) {
+            super::prefetch(tr);
+        }
+    }
+
     /// As [`VlAccount::start_train`].
     #[inline(always)]
     pub fn start_train(&mut self, g: usize, vl: Vl, n: u32, since: Cycle) {

@@ -356,6 +356,8 @@ pub(crate) struct Lane<'a> {
     pub fifo_arbiter: bool,
     pub per_vl_crossbar: bool,
     pub prefetch_queues: bool,
+    /// See `Network::prefetch_heads`.
+    pub prefetch_heads: bool,
     /// See `Network::trains`.
     pub trains: bool,
     /// See `Network::credit_trains`.
@@ -610,12 +612,8 @@ impl Lane<'_> {
     fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
         // On large fabrics, ask for the input queues the switch after next will read:
         // their lines arrive while this switch works.
-        if !self.prefetch_queues {
-        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
-            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
-                let c = next.conns[k];
-                super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
-            }
+        if self.prefetch_queues {
+            self.prefetch_ahead(s);
         }
         let sw = &mut self.switches[s];
         let allocate = sw.dirty || sw.wake_at <= t;
@@ -646,6 +644,48 @@ impl Lane<'_> {
         }
         if self.switches[s].obuffered > 0 {
             self.drain_outputs(s, t, in_window);
+        }
+    }
+
+    /// On large fabrics, while switch `s` works: asks for the input queues of the connections
+    /// of the switch [`PREFETCH_AHEAD`] places on, and (`prefetch_heads`) of its waiting heads;
+    /// and, for the next switch, whose queues were asked for in the same way a switch
+    /// earlier, for the credit counts and output schedulers its waiting heads will check.
+    #[inline(always)]
+    fn prefetch_ahead(&self, s: usize) {
+        let vls = self.vls;
+        if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
+            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
+                let c = next.conns[k];
+                super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
+            }
+            if self.prefetch_heads {
+                let base = next.base as usize;
+                for ip in super::switch::PortSet::new(next.in_waiting, 0) {
+                    let w = self.waiting[base + ip];
+                    for v in super::allocator::round_robin_bits(w, 0) {
+                        super::prefetch(&self.inputs[(base + ip) * vls + v as usize]);
+                    }
+                }
+            }
+        }
+        if !self.prefetch_heads {
+            return;
+        }
+        if let Some(next) = self.switches.get(s + 1) {
+            let base = next.base as usize;
+            for ip in super::switch::PortSet::new(next.in_waiting, 0) {
+                let w = self.waiting[base + ip];
+                for v in super::allocator::round_robin_bits(w, 0) {
+                    if let Some(h) = self.inputs[(base + ip) * vls + v as usize].head() {
+                        let out = base + h.out_port as usize;
+                        self.credits.prefetch(out, h.out_vl);
+                        if let Some(sched) = self.sched.get(out) {
+                            super::prefetch(sched);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -818,6 +858,7 @@ impl Network {
                 fifo_arbiter: self.fifo_arbiter,
                 per_vl_crossbar: self.per_vl_crossbar,
                 prefetch_queues: self.prefetch_queues,
+                prefetch_heads: self.prefetch_heads,
                 trains: self.trains,
                 credit_trains: self.credit_trains,
                 stream: self.credit_trains && !port_series,

@@ -337,6 +337,11 @@ pub struct Network {
     per_vl_crossbar: bool,
     /// The input queues outgrow the cache: the switch phase prefetches.
     prefetch_queues: bool,
+    /// `prefetch_queues` and no output buffers: the switch phase also asks, a switch or two
+    /// ahead, for the waiting heads' queues and the credit counts and output schedulers
+    /// they will check (see `Lane::prefetch_ahead`; where output buffers are, the
+    /// hierarchical switches' many waiting heads made the look-ahead cost more than it saved).
+    prefetch_heads: bool,
     /// Packets may cross links as trains (`queue::RX_TRAIN`): a packet that leaves at one
     /// flit per cycle from its head on sends one link event for its head only. Only where
     /// nothing can hold back a started packet or interleave it: virtual cut-through, one

@@ -173,7 +173,7 @@ pub(crate) fn port_bit(p: usize) -> u64 {
 
 /// The ports of a switch a stage visits, in increasing order: those of a bit set among
 /// ports 0–63, then every port from 64 to `np`.
-struct PortSet {
+pub(crate) struct PortSet {
     bits: u64,
     next: usize,
     np: usize,
@@ -181,7 +181,7 @@ struct PortSet {
 
 impl PortSet {
     #[inline(always)]
-    fn new(waiting: u64, np: usize) -> Self {
+    pub(crate) fn new(waiting: u64, np: usize) -> Self {
         PortSet {
             bits: waiting,
             next: np.min(64),
@@ -231,9 +231,10 @@ impl Lane<'_> {
         // ports, links).
         let free_links = self.organisation.opa().and_then(|l| l.free_links(s));
         let mtu_room = self.mtu_room;
-        // On large fabrics, ask for every waiting head's queue first, so that their cache
-        // misses overlap instead of stalling the scan below one after another.
-        let prefetch = if self.prefetch_queues {
+        // On large fabrics with output buffers, ask for every waiting head's queue first, so
+        // that their cache misses overlap instead of stalling the scan below one after
+        // another (without output buffers the switch phase asked for them two switches ago).
+        let prefetch = if self.prefetch_queues && !self.prefetch_heads {
             PortSet::new(self.switches[s].in_waiting, np)
         } else {
             PortSet::new(0, 0)
