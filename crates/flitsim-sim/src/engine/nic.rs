@@ -46,7 +46,7 @@ pub(crate) fn set_bit(bits: &mut [u64], i: usize, on: bool) {
 pub(crate) fn all_bits(n: usize) -> Vec<u64> {
     let mut bits = vec![!0u64; n.div_ceil(64)];
     if let Some(last) = bits.last_mut() {
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             *last = (1u64 << (n % 64)) - 1;
         }
     }
