@@ -728,3 +728,24 @@ impl Lane<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{all_bits, has_bit, next_bit, set_bit};
+
+    #[test]
+    fn bit_sets_visit_exactly_their_members() {
+        for n in [0, 1, 63, 64, 65, 130] {
+            let mut bits = all_bits(n);
+            let visited: Vec<usize> =
+                std::iter::successors(next_bit(&bits, 0), |&k| next_bit(&bits, k + 1)).collect();
+            assert_eq!(visited, (0..n).collect::<Vec<_>>(), "all {n} bits");
+            for k in (0..n).step_by(3) {
+                set_bit(&mut bits, k, false);
+            }
+            let left: Vec<usize> = (0..n).filter(|&k| has_bit(&bits, k)).collect();
+            assert_eq!(left, (0..n).filter(|k| k % 3 != 0).collect::<Vec<_>>());
+            assert_eq!(next_bit(&bits, n), None);
+        }
+    }
+}
