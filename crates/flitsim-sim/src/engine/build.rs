@@ -602,7 +602,8 @@ impl Network {
                 .unwrap_or(if cfg!(debug_assertions) { 64 } else { 0 }),
             cpu_seconds: None,
             prefetch_queues: false,
-            prefetch_heads: false,
+            look_ahead: false,
+            look_further: false,
             trains: false,
             credit_trains: false,
             credits_until: 0,
@@ -623,7 +624,9 @@ impl Network {
         }
         net.prefetch_queues =
             net.inputs.len() * std::mem::size_of::<VlQueue>() > super::PREFETCH_ABOVE;
-        net.prefetch_heads = net.prefetch_queues && net.obuf.queues.is_empty();
+        net.look_ahead = net.prefetch_queues && net.obuf.queues.is_empty();
+        net.look_further = net.look_ahead
+            && net.inputs.len() * std::mem::size_of::<VlQueue>() > super::LOOK_FURTHER_ABOVE;
         net.trains = net.switching == Switching::Vct
             && !net.per_vl_crossbar
             && net.dl.is_none()

@@ -356,8 +356,10 @@ pub(crate) struct Lane<'a> {
     pub fifo_arbiter: bool,
     pub per_vl_crossbar: bool,
     pub prefetch_queues: bool,
-    /// See `Network::prefetch_heads`.
-    pub prefetch_heads: bool,
+    /// See `Network::look_ahead`.
+    pub look_ahead: bool,
+    /// See `Network::look_further`.
+    pub look_further: bool,
     /// See `Network::trains`.
     pub trains: bool,
     /// See `Network::credit_trains`.
@@ -411,10 +413,20 @@ impl Lane<'_> {
                 }
             }
             None => {
-                let mut i = 0;
-                while let Some(k) = next_bit(&self.own.nic_active, i) {
+                // (A NIC's cycle clears at most its own bit: the next one is known before.)
+                let mut next = next_bit(&self.own.nic_active, 0);
+                while let Some(k) = next {
+                    next = next_bit(&self.own.nic_active, k + 1);
+                    if let (true, Some(n)) = (self.look_further, next) {
+                        // The next NIC's record (its lines) while this one works.
+                        if let Some(nic) = self.nic.nics.get(base + n) {
+                            let p = nic as *const Nic as *const u8;
+                            for off in (0..std::mem::size_of::<Nic>()).step_by(64) {
+                                super::prefetch_ptr(p.wrapping_add(off));
+                            }
+                        }
+                    }
                     self.nic_cycle(base + k, t, in_window);
-                    i = k + 1;
                 }
             }
         }
@@ -648,7 +660,7 @@ impl Lane<'_> {
     }
 
     /// On large fabrics, while switch `s` works: asks for the input queues of the connections
-    /// of the switch [`PREFETCH_AHEAD`] places on, and (`prefetch_heads`) of its waiting heads;
+    /// of the switch [`PREFETCH_AHEAD`] places on, and (`look_ahead`) of its waiting heads;
     /// and, for the next switch, whose queues were asked for in the same way a switch
     /// earlier, for the credit counts and output schedulers its waiting heads will check.
     #[inline(always)]
@@ -659,8 +671,11 @@ impl Lane<'_> {
                 let c = next.conns[k];
                 super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
             }
-            if self.prefetch_heads {
+            if self.look_ahead {
                 let base = next.base as usize;
+                for k in 0..next.conns.len().min(PREFETCH_CONNS) {
+                    super::prefetch(&self.ports[next.conns[k].output.idx()]);
+                }
                 for ip in super::switch::PortSet::new(next.in_waiting, 0) {
                     let w = self.waiting[base + ip];
                     for v in super::allocator::round_robin_bits(w, 0) {
@@ -669,8 +684,19 @@ impl Lane<'_> {
                 }
             }
         }
-        if !self.prefetch_heads {
+        if !self.look_ahead {
             return;
+        }
+        // Three ahead, on the largest fabrics: the lines of its per-port state that the look
+        // two ahead and its own allocation read (a switch's ports are contiguous in each
+        // vector).
+        if !self.look_further {
+        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD + 1) {
+            let (base, np) = (next.base as usize, next.nports as usize);
+            prefetch_lines(&self.waiting, base, np);
+            prefetch_lines(&self.in_conns, base, np);
+            prefetch_lines(&self.rr_in, base, np);
+            prefetch_lines(&self.out_busy, base, np);
         }
         if let Some(next) = self.switches.get(s + 1) {
             let base = next.base as usize;
@@ -858,7 +884,8 @@ impl Network {
                 fifo_arbiter: self.fifo_arbiter,
                 per_vl_crossbar: self.per_vl_crossbar,
                 prefetch_queues: self.prefetch_queues,
-                prefetch_heads: self.prefetch_heads,
+                look_ahead: self.look_ahead,
+                look_further: self.look_further,
                 trains: self.trains,
                 credit_trains: self.credit_trains,
                 stream: self.credit_trains && !port_series,
@@ -1068,6 +1095,17 @@ static FORCED_RECUT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32
 #[doc(hidden)]
 pub fn force_recut_every(phases: u32) {
     FORCED_RECUT.store(phases, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Asks for the cache lines of `span[base .. base + n]` (at most four).
+#[inline(always)]
+fn prefetch_lines<T>(span: &Span<'_, T>, base: usize, n: usize) {
+    let per_line = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    for k in (0..n.min(4 * per_line)).step_by(per_line) {
+        if let Some(x) = span.get(base + k) {
+            super::prefetch(x);
+        }
+    }
 }
 
 /// `lanes` + 1 strictly increasing cuts from 0 to `switches`, drawn from `seed`.

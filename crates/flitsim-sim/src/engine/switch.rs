@@ -234,7 +234,7 @@ impl Lane<'_> {
         // On large fabrics with output buffers, ask for every waiting head's queue first, so
         // that their cache misses overlap instead of stalling the scan below one after
         // another (without output buffers the switch phase asked for them two switches ago).
-        let prefetch = if self.prefetch_queues && !self.prefetch_heads {
+        let prefetch = if self.prefetch_queues && !self.look_ahead {
             PortSet::new(self.switches[s].in_waiting, np)
         } else {
             PortSet::new(0, 0)
