@@ -489,6 +489,10 @@ impl Lane<'_> {
                     if next.flags & F_HEAD != 0 {
                         self.packets.prefetch(next.pkt);
                     }
+                } else if self.look_further {
+                    // A credit: the count it returns to, and its port's switch.
+                    self.credits.prefetch(next.target.idx(), next.vl);
+                    super::prefetch(&self.port_names[next.target.idx()]);
                 }
             }
             let g = ev.target.idx();
