@@ -379,8 +379,8 @@ const PREFETCH_CONNS: usize = 4;
 const PREFETCH_ABOVE: usize = 8 << 20;
 /// Input queues above which the switch phase looks further ahead (`Network::look_further`).
 /// Measured on the same machine (32 MiB of last-level cache): 13–15 % faster per flit-hop on
-/// the 256×256 torus and 16-ary 4-tree (168 and 268 MiB of queues), 4–6 % slower on the
-/// 64×64 torus (10 MiB), whose per-port state stays in the cache.
+/// the 256×256 torus and 16-ary 4-tree (192 and over 250 MiB of queues), 4–6 % slower on
+/// the 64×64 torus (12 MiB), whose per-port state stays in the cache.
 const LOOK_FURTHER_ABOVE: usize = 16 << 20;
 
 /// CPU seconds the calling thread has used (the thread CPU clock), or with `process` the
