@@ -90,10 +90,8 @@ impl Network {
         for lane in &self.lanes {
             for s in lane.switches.0..lane.switches.1 {
                 let sw = &self.switches[s];
-                let idle = !sw.dirty
-                    && sw.wake_at == NEVER
-                    && sw.conns.is_empty()
-                    && sw.obuffered == 0;
+                let idle =
+                    !sw.dirty && sw.wake_at == NEVER && sw.conns.is_empty() && sw.obuffered == 0;
                 if !idle && !has_bit(&lane.sw_active, s - lane.switches.0) {
                     return Err(format!("switch {s}: busy but out of the active set"));
                 }

@@ -509,7 +509,11 @@ impl Lane<'_> {
                 }
                 sw.dirty |= sw.credit_blocked;
                 if sw.dirty {
-                    set_bit(&mut self.own.sw_active, s as usize - self.own.switches.0, true);
+                    set_bit(
+                        &mut self.own.sw_active,
+                        s as usize - self.own.switches.0,
+                        true,
+                    );
                 }
                 // With output buffers, the port may send from them again.
                 if let Some(stalled) = self.obuf.stalled.get_mut(g) {
@@ -617,7 +621,11 @@ impl Lane<'_> {
             sw.wake_at = sw.wake_at.min(r);
             self.waiting[g] |= ev.vl.bit();
             sw.input_waits(in_port as usize);
-            set_bit(&mut self.own.sw_active, s as usize - self.own.switches.0, true);
+            set_bit(
+                &mut self.own.sw_active,
+                s as usize - self.own.switches.0,
+                true,
+            );
         }
         *self.inputs[i].occ_mut() += recv as u32;
         self.check_room(g, ev.vl);
