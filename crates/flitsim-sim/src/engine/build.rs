@@ -622,11 +622,11 @@ impl Network {
             net.counters.occ_switches = net.switches.len();
             net.counters.occ_every = (bin / 8).max(1);
         }
-        net.prefetch_queues =
-            net.inputs.len() * std::mem::size_of::<VlQueue>() > super::PREFETCH_ABOVE;
+        let forced = super::lane::FORCED_LOOK_AHEAD.load(std::sync::atomic::Ordering::Relaxed);
+        let queue_bytes = net.inputs.len() * std::mem::size_of::<VlQueue>();
+        net.prefetch_queues = forced || queue_bytes > super::PREFETCH_ABOVE;
         net.look_ahead = net.prefetch_queues && net.obuf.queues.is_empty();
-        net.look_further = net.look_ahead
-            && net.inputs.len() * std::mem::size_of::<VlQueue>() > super::LOOK_FURTHER_ABOVE;
+        net.look_further = net.look_ahead && (forced || queue_bytes > super::LOOK_FURTHER_ABOVE);
         net.trains = net.switching == Switching::Vct
             && !net.per_vl_crossbar
             && net.dl.is_none()

@@ -1120,6 +1120,19 @@ fn prefetch_lines<T>(span: &Span<'_, T>, base: usize, n: usize) {
     }
 }
 
+/// Test hook: build every network as if its input queues outgrew the cache, so that the
+/// switch phase prefetches and looks ahead (`Network::look_ahead`, `look_further`) on small
+/// fabrics too.
+pub(crate) static FORCED_LOOK_AHEAD: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// For tests: networks built from now on prefetch and look ahead whatever their size (only
+/// speed may depend on it; results must not change).
+#[doc(hidden)]
+pub fn force_look_ahead(on: bool) {
+    FORCED_LOOK_AHEAD.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// `lanes` + 1 strictly increasing cuts from 0 to `switches`, drawn from `seed`.
 fn pseudo_random_cuts(switches: usize, lanes: usize, seed: u32) -> Vec<usize> {
     let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

@@ -1,0 +1,64 @@
+//! Prefetching and looking ahead (issue 19): on fabrics whose input queues outgrow the cache,
+//! the switch phase asks ahead for the lines it will read (`Network::look_ahead`,
+//! `look_further`). Those requests change no state, so a run must give the same results with
+//! them as without. The fabrics of the tests are far too small to turn them on, so a test hook
+//! (process-wide: hence a test binary of its own) forces them, and each run, on one and on
+//! three threads, must give the results of the same run without them, byte for byte — which
+//! also runs every look-ahead path, lanes' edges included, where an index out of range would
+//! panic.
+mod common;
+use common::{example, run, short_with, without_performance, TORUS, TORUS_VARIANTS};
+use flitsim_sim::engine::lane::force_look_ahead;
+
+/// The results of `sets` on `threads` threads, with the look-ahead forced or not.
+fn results(text: &str, origin: &str, sets: &[&str], threads: usize, forced: bool) -> String {
+    force_look_ahead(forced);
+    let n = format!("run.threads={threads}");
+    let mut all: Vec<&str> = sets.to_vec();
+    all.push(&n);
+    let json = without_performance(&run(text, origin, &all));
+    force_look_ahead(false);
+    json
+}
+
+fn same_with_and_without(text: &str, origin: &str, sets: &[&str]) {
+    let plain = results(text, origin, sets, 1, false);
+    for threads in [1, 3] {
+        assert!(
+            results(text, origin, sets, threads, true) == plain,
+            "{origin} {sets:?}: looking ahead on {threads} threads changes the results"
+        );
+    }
+}
+
+#[test]
+fn looking_ahead_does_not_change_results() {
+    let torus = example("torus-8x8-uniform.toml");
+    for extra in TORUS_VARIANTS {
+        same_with_and_without(&torus, "torus-8x8-uniform.toml", &short_with(extra));
+    }
+    same_with_and_without(
+        &example("fattree-4ary3-uniform.toml"),
+        "fattree-4ary3-uniform.toml",
+        &short_with(&["traffic.load=0.8"]),
+    );
+    same_with_and_without(
+        &example("opa-qos-torus2d.toml"),
+        "opa-qos-torus2d.toml",
+        &[
+            "run.warmup=200",
+            "run.measure=400",
+            "units.flit_bytes=64",
+            "traffic.load=0.9",
+        ],
+    );
+    let deadlock = [
+        "routing.engine=\"minhop\"",
+        "routing.vls=1",
+        "topology.sides=[8,8]",
+        "traffic.load=0.9",
+        "run.stall_cycles=500",
+    ];
+    assert!(run(TORUS, "test", &deadlock).deadlock.is_some());
+    same_with_and_without(TORUS, "test", &deadlock);
+}
