@@ -634,8 +634,8 @@ impl Lane<'_> {
 
     #[inline(always)]
     fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
-        // On large fabrics, ask for the input queues the switch after next will read:
-        // their lines arrive while this switch works.
+        // On large fabrics, ask for the lines the next switches will read: they arrive
+        // while this switch works.
         if self.prefetch_queues {
             self.prefetch_ahead(s);
         }
@@ -671,10 +671,13 @@ impl Lane<'_> {
         }
     }
 
-    /// On large fabrics, while switch `s` works: asks for the input queues of the connections
-    /// of the switch [`PREFETCH_AHEAD`] places on, and (`look_ahead`) of its waiting heads;
-    /// and, for the next switch, whose queues were asked for in the same way a switch
-    /// earlier, for the credit counts and output schedulers its waiting heads will check.
+    /// On large fabrics, while switch `s` works, asks for the lines later switches will read:
+    /// [`PREFETCH_AHEAD`] places on, the input queues of its connections and (`look_ahead`)
+    /// of its waiting heads, and its connections' output ports; one place on, whose queues
+    /// were asked for in the same way a switch earlier, the credit counts and output
+    /// schedulers its waiting heads will check; and (`look_further`) one place further than
+    /// [`PREFETCH_AHEAD`], the lines of its per-port state that the look at it as the
+    /// switch [`PREFETCH_AHEAD`] ahead and its own allocation read.
     #[inline(always)]
     fn prefetch_ahead(&self, s: usize) {
         let vls = self.vls;
