@@ -1,19 +1,10 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
 mod common;
-use common::{assemble, network, parse, run_err, without_performance, TORUS};
+use common::{assemble, network, parse, run_err, without_performance, MINHOP_8X8_DEADLOCK, TORUS};
 use flitsim_app::{build_topology, run_experiment_str};
 use flitsim_sim::{Network, RunResult};
 use proptest::prelude::*;
-
-/// MinHop with one VL on an 8x8 torus at load 0.9: deadlocks within a few hundred cycles.
-const MINHOP_8X8_DEADLOCK: &[&str] = &[
-    "routing.engine=\"minhop\"",
-    "routing.vls=1",
-    "topology.sides=[8,8]",
-    "traffic.load=0.9",
-    "run.stall_cycles=500",
-];
 
 fn run(text: &str, sets: &[&str]) -> RunResult {
     common::run(text, "test", sets)

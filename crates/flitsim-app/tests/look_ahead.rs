@@ -7,7 +7,10 @@
 //! also runs every look-ahead path, lanes' edges included, where an index out of range would
 //! panic.
 mod common;
-use common::{example, run, short_with, without_performance, TORUS, TORUS_VARIANTS};
+use common::{
+    example, run, short_with, without_performance, MINHOP_8X8_DEADLOCK, OPA_TORUS_SHORT, TORUS,
+    TORUS_VARIANTS,
+};
 use flitsim_sim::engine::lane::force_look_ahead;
 
 /// The results of `sets` on `threads` threads, with the look-ahead forced or not.
@@ -45,20 +48,8 @@ fn looking_ahead_does_not_change_results() {
     same_with_and_without(
         &example("opa-qos-torus2d.toml"),
         "opa-qos-torus2d.toml",
-        &[
-            "run.warmup=200",
-            "run.measure=400",
-            "units.flit_bytes=64",
-            "traffic.load=0.9",
-        ],
+        OPA_TORUS_SHORT,
     );
-    let deadlock = [
-        "routing.engine=\"minhop\"",
-        "routing.vls=1",
-        "topology.sides=[8,8]",
-        "traffic.load=0.9",
-        "run.stall_cycles=500",
-    ];
-    assert!(run(TORUS, "test", &deadlock).deadlock.is_some());
-    same_with_and_without(TORUS, "test", &deadlock);
+    assert!(run(TORUS, "test", MINHOP_8X8_DEADLOCK).deadlock.is_some());
+    same_with_and_without(TORUS, "test", MINHOP_8X8_DEADLOCK);
 }

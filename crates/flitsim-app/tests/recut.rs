@@ -5,7 +5,10 @@
 //! three cycles (a test hook, process-wide: hence a test binary of its own), and every run
 //! must still give the one-thread results, byte for byte.
 mod common;
-use common::{example, run, same_on_threads, short_with, TORUS, TORUS_VARIANTS};
+use common::{
+    example, run, same_on_threads, short_with, MINHOP_8X8_DEADLOCK, OPA_TORUS_SHORT, TORUS,
+    TORUS_VARIANTS,
+};
 use flitsim_sim::engine::lane::force_recut_every;
 
 #[test]
@@ -33,21 +36,9 @@ fn results_do_not_depend_on_where_the_lanes_are_cut() {
     same_on_threads(
         &example("opa-qos-torus2d.toml"),
         "opa-qos-torus2d.toml",
-        &[
-            "run.warmup=200",
-            "run.measure=400",
-            "units.flit_bytes=64",
-            "traffic.load=0.9",
-        ],
+        OPA_TORUS_SHORT,
         &[1, 3],
     );
-    let deadlock = [
-        "routing.engine=\"minhop\"",
-        "routing.vls=1",
-        "topology.sides=[8,8]",
-        "traffic.load=0.9",
-        "run.stall_cycles=500",
-    ];
-    assert!(run(TORUS, "test", &deadlock).deadlock.is_some());
-    same_on_threads(TORUS, "test", &deadlock, &[1, 4]);
+    assert!(run(TORUS, "test", MINHOP_8X8_DEADLOCK).deadlock.is_some());
+    same_on_threads(TORUS, "test", MINHOP_8X8_DEADLOCK, &[1, 4]);
 }

@@ -3,7 +3,8 @@
 //! count, on every switch organisation, switching mode, buffer organisation and scheduler.
 mod common;
 use common::{
-    example, run, run_err, same_on_any_threads, same_on_threads, short_with, TORUS, TORUS_VARIANTS,
+    example, run, run_err, same_on_any_threads, same_on_threads, short_with, MINHOP_8X8_DEADLOCK,
+    TORUS, TORUS_VARIANTS,
 };
 
 #[test]
@@ -48,16 +49,9 @@ fn omni_path_voqsw_and_source_routes() {
 /// A deadlock is found at the same cycle, with the same blocked buffers.
 #[test]
 fn deadlock_report_does_not_depend_on_threads() {
-    let sets = [
-        "routing.engine=\"minhop\"",
-        "routing.vls=1",
-        "topology.sides=[8,8]",
-        "traffic.load=0.9",
-        "run.stall_cycles=500",
-    ];
-    let one = run(TORUS, "test", &sets);
+    let one = run(TORUS, "test", MINHOP_8X8_DEADLOCK);
     assert!(one.deadlock.is_some(), "the reference run must deadlock");
-    same_on_any_threads(TORUS, "test", &sets);
+    same_on_any_threads(TORUS, "test", MINHOP_8X8_DEADLOCK);
 }
 
 /// Deadline-based QoS keeps one thread; `run.threads = 0` is an error naming the key; the

@@ -278,6 +278,25 @@ per_port_stats = false
     )
 }
 
+/// Overrides of [`TORUS`]: MinHop with one VL on an 8x8 torus at load 0.9, which deadlocks
+/// within a few hundred cycles.
+pub const MINHOP_8X8_DEADLOCK: &[&str] = &[
+    "routing.engine=\"minhop\"",
+    "routing.vls=1",
+    "topology.sides=[8,8]",
+    "traffic.load=0.9",
+    "run.stall_cycles=500",
+];
+
+/// Overrides of `examples/opa-qos-torus2d.toml` for a short run past saturation with
+/// 64-byte flits (the lanes' tests of the Omni-Path switch).
+pub const OPA_TORUS_SHORT: &[&str] = &[
+    "run.warmup=200",
+    "run.measure=400",
+    "units.flit_bytes=64",
+    "traffic.load=0.9",
+];
+
 /// A 4x4 torus, DOR tables on 4 VLs, one class of 16-flit messages at load 0.2.
 pub const TORUS: &str = r#"
 seed = 7
