@@ -22,7 +22,6 @@ use crate::SimError;
 use flitsim_manager::FabricConfig;
 use flitsim_topology::{EndpointId, NodeId, PortNum, SwitchId, Topology};
 use rand::Rng;
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// The buffer organisations of a switch, each with the configuration key that set it (for
@@ -869,9 +868,9 @@ fn sources(
     n: usize,
     flows: &[FlowSpec],
     flow_routes: &[u32],
-) -> (Vec<Source>, BinaryHeap<Reverse<(u64, u32)>>) {
+) -> (Vec<Source>, super::calendar::Calendar) {
     let mut sources = Vec::new();
-    let mut gen_heap = BinaryHeap::new();
+    let mut gen_heap = super::calendar::Calendar::default();
     for e in 0..n as u32 {
         for (c, cc) in cfg.traffic.classes.iter().enumerate() {
             let rate = cfg.traffic.class_rate(c);
@@ -888,7 +887,7 @@ fn sources(
                 let mut arrivals = Arrivals::new(cc.process.as_ref(), default, rate, size.mean());
                 let mut rng = stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64);
                 let first = arrivals.first(&mut rng);
-                gen_heap.push(Reverse((first, id)));
+                gen_heap.push(first, id);
                 sources.push(Source {
                     endpoint: e,
                     class: c as u8,
@@ -921,7 +920,7 @@ fn sources(
                     src.acc.floor() as u64
                 }
             };
-            gen_heap.push(Reverse((first, id)));
+            gen_heap.push(first, id);
             sources.push(src);
         }
     }
@@ -938,7 +937,7 @@ fn sources(
         let first = arrivals.first(&mut rng).saturating_add(f.start);
         let id = sources.len() as u32;
         if first < f.stop {
-            gen_heap.push(Reverse((first, id)));
+            gen_heap.push(first, id);
         }
         sources.push(Source {
             endpoint: f.src,

@@ -90,6 +90,7 @@ use std::collections::BinaryHeap;
 pub mod allocator;
 pub mod buffer;
 pub(crate) mod build;
+pub(crate) mod calendar;
 pub mod deadline;
 pub mod invariants;
 pub mod lane;
@@ -296,7 +297,7 @@ pub struct Network {
     /// Packet size inside an atomic DTable message, flits (0: every unit is one packet).
     sub_packet: u16,
     sources: Vec<Source>,
-    gen_heap: BinaryHeap<Reverse<(Cycle, u32)>>,
+    gen_heap: calendar::Calendar,
     scripted: BinaryHeap<Reverse<Scripted>>,
     pattern: Pattern,
     packets: PacketSlab,
@@ -693,7 +694,7 @@ impl Network {
                 && self.credits_until <= t
                 && self.nics_idle()
             {
-                let next = self.gen_heap.peek().map(|r| r.0 .0).unwrap_or(NEVER);
+                let next = self.gen_heap.next_time().unwrap_or(NEVER);
                 let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
                 let next = match &self.replay {
                     Some(_) if !self.replay_pending.is_empty() => t + 1,

@@ -244,11 +244,7 @@ impl Network {
             }
         }
         let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
-        while let Some(&Reverse((at, id))) = self.gen_heap.peek() {
-            if at > t {
-                break;
-            }
-            self.gen_heap.pop();
+        while let Some((_, id)) = self.gen_heap.pop_due(t) {
             let src = &mut self.sources[id as usize];
             let e = src.endpoint;
             let c = src.class as usize;
@@ -260,7 +256,7 @@ impl Network {
                 let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
                 let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
                 if next.saturating_add(start) < stop {
-                    self.gen_heap.push(Reverse((next + start, id)));
+                    self.gen_heap.push(next + start, id);
                 }
                 self.enqueue_message(t, e, dst, c, size, window, tag);
                 continue;
@@ -270,7 +266,7 @@ impl Network {
                 let (arrivals, sizes) = &mut **w;
                 let (dst, size, next) =
                     arrivals.fire(t, &mut src.rng, sizes, |r| pattern.draw(e, r));
-                self.gen_heap.push(Reverse((next, id)));
+                self.gen_heap.push(next, id);
                 self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
                 continue;
             }
@@ -281,7 +277,7 @@ impl Network {
             } else {
                 t + src.geometric_gap()
             };
-            self.gen_heap.push(Reverse((next, id)));
+            self.gen_heap.push(next, id);
             let size = self.cfg.traffic.classes[c].message_flits;
             self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
         }
