@@ -27,6 +27,8 @@ pub(crate) struct Calendar {
     full: Vec<u64>,
     /// Entries in buckets.
     in_buckets: usize,
+    /// The earliest bucket entry's cycle, when known (`None` after its bucket emptied).
+    first: Option<Cycle>,
     /// The cycle whose bucket is sorted (descending, so that its smallest id is last).
     sorted: Option<Cycle>,
     /// Entries outside the window.
@@ -40,6 +42,7 @@ impl Default for Calendar {
             buckets: vec![Vec::new(); WINDOW],
             full: vec![0; WINDOW / 64],
             in_buckets: 0,
+            first: None,
             sorted: None,
             far: BinaryHeap::new(),
         }
@@ -67,14 +70,27 @@ impl Calendar {
             bucket.push(id);
         }
         self.full[k / 64] |= 1 << (k % 64);
+        if self.in_buckets == 0 {
+            self.first = Some(at);
+        } else if let Some(f) = self.first {
+            self.first = Some(f.min(at));
+        }
         self.in_buckets += 1;
     }
 
     /// The cycle of the earliest bucket entry.
-    fn first_bucket(&self) -> Option<Cycle> {
+    fn first_bucket(&mut self) -> Option<Cycle> {
         if self.in_buckets == 0 {
             return None;
         }
+        if self.first.is_none() {
+            self.first = Some(self.scan());
+        }
+        self.first
+    }
+
+    /// The cycle of the earliest bucket entry, from the bit set (some bucket holds one).
+    fn scan(&self) -> Cycle {
         let start = (self.now & MASK) as usize;
         // The words from `start`'s on, wrapping around once (the start word twice: first its
         // bits from `start` on, last those before).
@@ -89,14 +105,14 @@ impl Calendar {
             }
             if bits != 0 {
                 let k = w * 64 + bits.trailing_zeros() as usize;
-                return Some(self.now + ((k as u64).wrapping_sub(self.now) & MASK));
+                return self.now + ((k as u64).wrapping_sub(self.now) & MASK);
             }
         }
         unreachable!("a bucket entry is in some bucket")
     }
 
     /// The cycle of the earliest entry.
-    pub fn next_time(&self) -> Option<Cycle> {
+    pub fn next_time(&mut self) -> Option<Cycle> {
         let far = self.far.peek().map(|r| r.0 .0);
         match (self.first_bucket(), far) {
             (Some(b), Some(f)) => Some(b.min(f)),
@@ -131,6 +147,7 @@ impl Calendar {
         self.in_buckets -= 1;
         if self.buckets[k].is_empty() {
             self.full[k / 64] &= !(1 << (k % 64));
+            self.first = None;
         }
         // Nothing is due before `b` in the buckets any more.
         self.now = b;
