@@ -120,6 +120,13 @@ impl Calendar {
         }
     }
 
+    /// The id `k` places after the next one in the bucket being taken, if any: which sources
+    /// come next (a hint for prefetching; it may be out of date).
+    pub fn ahead(&self, k: usize) -> Option<u32> {
+        let bucket = &self.buckets[(self.sorted? & MASK) as usize];
+        bucket.len().checked_sub(1 + k).map(|i| bucket[i])
+    }
+
     /// Takes the far heap's first entry, which comes before every bucket entry: the window
     /// moves on to it (so that the sources of a quiet stretch return to buckets).
     fn pop_far(&mut self) {

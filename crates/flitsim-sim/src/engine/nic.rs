@@ -216,6 +216,10 @@ impl Source {
     }
 }
 
+/// How many sources ahead the generation asks for the NIC record (see
+/// `Network::prefetch_sources_ahead`).
+const GEN_AHEAD: usize = 8;
+
 impl Network {
     /// Sources and scripted messages due in cycle `t` put their messages into the
     /// application queues.
@@ -245,6 +249,9 @@ impl Network {
         }
         let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
         while let Some((_, id)) = self.gen_heap.pop_due(t) {
+            if self.prefetch_queues {
+                self.prefetch_sources_ahead();
+            }
             let src = &mut self.sources[id as usize];
             let e = src.endpoint;
             let c = src.class as usize;
@@ -287,6 +294,27 @@ impl Network {
             }
             self.scripted.pop();
             self.enqueue_message(t, e, dst, c as usize, size, window, MsgTag::CLASS);
+        }
+    }
+
+    /// On large fabrics, while a source generates, asks for the lines the next ones will
+    /// touch: [`GEN_AHEAD`] places on, the record of the NIC it feeds; half as far, that
+    /// NIC's application queue (whose address is in the record asked for before).
+    #[inline(always)]
+    fn prefetch_sources_ahead(&self) {
+        if let Some(src) = self.gen_heap.ahead(GEN_AHEAD) {
+            let nic = &self.nics[self.sources[src as usize].endpoint as usize];
+            let p = nic as *const Nic as *const u8;
+            for off in (0..std::mem::size_of::<Nic>()).step_by(64) {
+                super::prefetch_ptr(p.wrapping_add(off));
+            }
+        }
+        if let Some(src) = self.gen_heap.ahead(GEN_AHEAD / 2) {
+            let s = &self.sources[src as usize];
+            let nic = &self.nics[s.endpoint as usize];
+            if let Some(q) = nic.app.get(s.class as usize * self.app_lanes) {
+                super::prefetch(q);
+            }
         }
     }
 
