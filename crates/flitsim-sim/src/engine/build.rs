@@ -433,7 +433,7 @@ impl Network {
                 (None, _) => NO_ROUTE_ID,
             });
         }
-        let (sources, gen_heap) = sources(cfg, n, &flows, &flow_routes);
+        let (sources, gen_calendar) = sources(cfg, n, &flows, &flow_routes);
         // Rate control: per NIC, one controlled flow per class (its own traffic), then the
         // NIC's flows in id order.
         let app_lanes = if cfg.nic.send_queues == crate::config::SendQueues::Vl {
@@ -573,7 +573,7 @@ impl Network {
             unit,
             sub_packet,
             sources,
-            gen_heap,
+            gen_calendar,
             scripted: BinaryHeap::new(),
             replay,
             replay_pending: Vec::new(),
@@ -870,7 +870,7 @@ fn sources(
     flow_routes: &[u32],
 ) -> (Vec<Source>, super::calendar::Calendar) {
     let mut sources = Vec::new();
-    let mut gen_heap = super::calendar::Calendar::default();
+    let mut gen_calendar = super::calendar::Calendar::default();
     for e in 0..n as u32 {
         for (c, cc) in cfg.traffic.classes.iter().enumerate() {
             let rate = cfg.traffic.class_rate(c);
@@ -887,7 +887,7 @@ fn sources(
                 let mut arrivals = Arrivals::new(cc.process.as_ref(), default, rate, size.mean());
                 let mut rng = stream(cfg.seed, StreamKind::Source, e as u64 * 64 + c as u64);
                 let first = arrivals.first(&mut rng);
-                gen_heap.push(first, id);
+                gen_calendar.push(first, id);
                 sources.push(Source {
                     endpoint: e,
                     class: c as u8,
@@ -920,7 +920,7 @@ fn sources(
                     src.acc.floor() as u64
                 }
             };
-            gen_heap.push(first, id);
+            gen_calendar.push(first, id);
             sources.push(src);
         }
     }
@@ -937,7 +937,7 @@ fn sources(
         let first = arrivals.first(&mut rng).saturating_add(f.start);
         let id = sources.len() as u32;
         if first < f.stop {
-            gen_heap.push(first, id);
+            gen_calendar.push(first, id);
         }
         sources.push(Source {
             endpoint: f.src,
@@ -961,5 +961,5 @@ fn sources(
             }),
         });
     }
-    (sources, gen_heap)
+    (sources, gen_calendar)
 }

@@ -297,7 +297,8 @@ pub struct Network {
     /// Packet size inside an atomic DTable message, flits (0: every unit is one packet).
     sub_packet: u16,
     sources: Vec<Source>,
-    gen_heap: calendar::Calendar,
+    /// Which source generates next (each source's next message, by cycle and id).
+    gen_calendar: calendar::Calendar,
     scripted: BinaryHeap<Reverse<Scripted>>,
     pattern: Pattern,
     packets: PacketSlab,
@@ -694,7 +695,7 @@ impl Network {
                 && self.credits_until <= t
                 && self.nics_idle()
             {
-                let next = self.gen_heap.next_time().unwrap_or(NEVER);
+                let next = self.gen_calendar.next_time().unwrap_or(NEVER);
                 let next = next.min(self.scripted.peek().map(|r| r.0 .0).unwrap_or(NEVER));
                 let next = match &self.replay {
                     Some(_) if !self.replay_pending.is_empty() => t + 1,
@@ -710,7 +711,7 @@ impl Network {
                     && self.scripted.is_empty()
                     && match &self.replay {
                         Some(r) => r.done(),
-                        None => self.gen_heap.is_empty(),
+                        None => self.gen_calendar.is_empty(),
                     };
                 let limit = if t + 1 < window.1 {
                     window.1

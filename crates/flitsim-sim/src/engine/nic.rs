@@ -248,7 +248,7 @@ impl Network {
             }
         }
         let cbr = self.cfg.traffic.injection == InjectionKind::Cbr;
-        while let Some((_, id)) = self.gen_heap.pop_due(t) {
+        while let Some((_, id)) = self.gen_calendar.pop_due(t) {
             if self.prefetch_queues {
                 self.prefetch_sources_ahead();
             }
@@ -263,7 +263,7 @@ impl Network {
                 let (arrivals, sizes) = &mut **src.workload.as_mut().expect("a flow's workload");
                 let (_, size, next) = arrivals.fire(t - start, &mut src.rng, sizes, |_| dst);
                 if next.saturating_add(start) < stop {
-                    self.gen_heap.push(next + start, id);
+                    self.gen_calendar.push(next + start, id);
                 }
                 self.enqueue_message(t, e, dst, c, size, window, tag);
                 continue;
@@ -273,7 +273,7 @@ impl Network {
                 let (arrivals, sizes) = &mut **w;
                 let (dst, size, next) =
                     arrivals.fire(t, &mut src.rng, sizes, |r| pattern.draw(e, r));
-                self.gen_heap.push(next, id);
+                self.gen_calendar.push(next, id);
                 self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
                 continue;
             }
@@ -284,7 +284,7 @@ impl Network {
             } else {
                 t + src.geometric_gap()
             };
-            self.gen_heap.push(next, id);
+            self.gen_calendar.push(next, id);
             let size = self.cfg.traffic.classes[c].message_flits;
             self.enqueue_message(t, e, dst, c, size, window, MsgTag::CLASS);
         }
@@ -302,14 +302,14 @@ impl Network {
     /// NIC's application queue (whose address is in the record asked for before).
     #[inline(always)]
     fn prefetch_sources_ahead(&self) {
-        if let Some(src) = self.gen_heap.ahead(GEN_AHEAD) {
+        if let Some(src) = self.gen_calendar.ahead(GEN_AHEAD) {
             let nic = &self.nics[self.sources[src as usize].endpoint as usize];
             let p = nic as *const Nic as *const u8;
             for off in (0..std::mem::size_of::<Nic>()).step_by(64) {
                 super::prefetch_ptr(p.wrapping_add(off));
             }
         }
-        if let Some(src) = self.gen_heap.ahead(GEN_AHEAD / 2) {
+        if let Some(src) = self.gen_calendar.ahead(GEN_AHEAD / 2) {
             let s = &self.sources[src as usize];
             let nic = &self.nics[s.endpoint as usize];
             if let Some(q) = nic.app.get(s.class as usize * self.app_lanes) {
