@@ -560,6 +560,7 @@ impl Network {
             lanes: Vec::new(),
             phase_cuts: Default::default(),
             balance_phases: 0,
+            balance_every: super::lane::BALANCE_FIRST,
             switches,
             nic_pending: vec![0; n.div_ceil(64)],
             nics,

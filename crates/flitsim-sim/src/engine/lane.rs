@@ -1003,7 +1003,8 @@ impl Network {
         }
     }
 
-    /// Every [`BALANCE_EVERY`] switch phases, moves the lanes' boundaries so that the lanes
+    /// Every [`BALANCE_EVERY`] switch phases (the first times sooner: after [`BALANCE_FIRST`]
+    /// phases, then twice as many each time), moves the lanes' boundaries so that the lanes
     /// take about equally long: from the time each lane's runs took, assumed spread evenly
     /// over its switches, the cuts that would split that time evenly, moved half way there.
     /// Results do not depend on the cuts (see [`Network::recut_lanes`]); only speed does.
@@ -1020,10 +1021,11 @@ impl Network {
             }
             return;
         }
-        if self.balance_phases < BALANCE_EVERY {
+        if self.balance_phases < self.balance_every {
             return;
         }
         self.balance_phases = 0;
+        self.balance_every = (self.balance_every * 2).min(BALANCE_EVERY);
         let n = self.lanes.len();
         let nsw = self.switches.len();
         let busy: Vec<f64> = self
@@ -1099,6 +1101,11 @@ impl Network {
 
 /// Switch phases between two balancings of the lanes.
 const BALANCE_EVERY: u32 = 1024;
+
+/// Switch phases before the first balancing. The first cuts split the switches' ports evenly,
+/// which leaves the lanes with the NICs (a fat tree's leaves) the heavier ones; a run of a few
+/// thousand cycles of a large fabric used to keep them nearly to its end.
+pub(super) const BALANCE_FIRST: u32 = 32;
 
 /// Test hook: every this many phases, cut the lanes at pseudo-random switches instead of
 /// balancing them (0: off).
@@ -1181,6 +1188,7 @@ impl Network {
         let latency = self.ports.iter().map(|p| p.latency).max().unwrap_or(1);
         self.lanes = self.lanes_at(&cuts, latency, cuts.len() > 2);
         self.balance_phases = 0;
+        self.balance_every = BALANCE_FIRST;
         Ok(())
     }
 

@@ -280,6 +280,8 @@ pub struct Network {
     phase_cuts: lane::PhaseCuts,
     /// Switch phases since the lanes were last balanced (see `Network::balance_lanes`).
     balance_phases: u32,
+    /// Switch phases from one balancing of the lanes to the next (see `balance_lanes`).
+    balance_every: u32,
     // Endpoints and traffic.
     nics: Vec<Nic>,
     /// The NICs with something to do before the switch phase (bit per endpoint: see
