@@ -17,7 +17,7 @@ const WINDOW: usize = 4096;
 const MASK: u64 = WINDOW as u64 - 1;
 
 /// A min-queue of `(cycle, id)` entries (see the module docs).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Calendar {
     /// Every bucket entry's cycle is in `now .. now + WINDOW`: bucket `c & MASK` holds the ids
     /// due in cycle `c`.

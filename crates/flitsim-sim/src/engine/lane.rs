@@ -420,10 +420,7 @@ impl Lane<'_> {
                     if let (true, Some(n)) = (self.look_further, next) {
                         // The next NIC's record (its lines) while this one works.
                         if let Some(nic) = self.nic.nics.get(base + n) {
-                            let p = nic as *const Nic as *const u8;
-                            for off in (0..std::mem::size_of::<Nic>()).step_by(64) {
-                                super::prefetch_ptr(p.wrapping_add(off));
-                            }
+                            super::prefetch_all(nic);
                         }
                     }
                     self.nic_cycle(base + k, t, in_window);

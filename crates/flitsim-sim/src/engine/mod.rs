@@ -418,6 +418,15 @@ fn prefetch<T>(r: &T) {
     prefetch_ptr(r as *const T);
 }
 
+/// [`prefetch`] of every cache line of `r` (a record larger than one line).
+#[inline(always)]
+fn prefetch_all<T>(r: &T) {
+    let p = r as *const T as *const u8;
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_ptr(p.wrapping_add(off));
+    }
+}
+
 /// [`prefetch`] of a raw pointer (no reference is made, so another thread may own the
 /// memory meanwhile).
 #[inline(always)]

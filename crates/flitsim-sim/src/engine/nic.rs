@@ -303,11 +303,7 @@ impl Network {
     #[inline(always)]
     fn prefetch_sources_ahead(&self) {
         if let Some(src) = self.gen_calendar.ahead(GEN_AHEAD) {
-            let nic = &self.nics[self.sources[src as usize].endpoint as usize];
-            let p = nic as *const Nic as *const u8;
-            for off in (0..std::mem::size_of::<Nic>()).step_by(64) {
-                super::prefetch_ptr(p.wrapping_add(off));
-            }
+            super::prefetch_all(&self.nics[self.sources[src as usize].endpoint as usize]);
         }
         if let Some(src) = self.gen_calendar.ahead(GEN_AHEAD / 2) {
             let s = &self.sources[src as usize];
