@@ -106,6 +106,11 @@ pub struct DorRule {
     ports: Vec<Vec<PortNum>>,
     lanes: u8,
     sls_per_lane: u32,
+    /// A generated fabric whose endpoint `e` hangs on switch `e / .0` at port `.1 + e mod
+    /// .0`: homes and coordinates are computed, not read from `home` and `coords` (which the
+    /// packets of a large fabric would fetch from memory at every hop: two to three cache
+    /// misses per routing decision on a 256×256 torus).
+    computed: Option<(u32, PortNum)>,
 }
 
 impl DorRule {
@@ -144,7 +149,11 @@ impl DorRule {
             ports: Vec::new(),
             lanes,
             sls_per_lane,
+            computed: None,
         };
+        if layout.is_none() {
+            rule.computed = regular_homes(&rule.home, n_sw);
+        }
         if layout.is_some() {
             let mut ports = vec![Vec::new(); n_sw as usize * 2 * dims];
             for s in 0..n_sw {
@@ -200,6 +209,9 @@ impl DorRule {
 
     #[inline]
     fn port(&self, s: u32, e: u32) -> PortNum {
+        if let Some((per, first)) = self.computed {
+            return self.computed_port(s, e, per, first);
+        }
         let (t, eport) = self.home[e as usize];
         if t == s {
             return eport;
@@ -216,6 +228,28 @@ impl DorRule {
             let list = &self.ports[s as usize * 2 * cs.len() + group];
             list[e as usize % list.len()]
         }
+    }
+
+    /// [`DorRule::port`] of a generated fabric (`computed`): switch `s` is at mixed-radix
+    /// position `s`, dimension 0 the fastest digit, and its ports follow the
+    /// [`flitsim_topology::Shape::Torus`] convention.
+    #[inline]
+    fn computed_port(&self, s: u32, e: u32, per: u32, first: PortNum) -> PortNum {
+        let t = e / per;
+        if t == s {
+            return first + (e % per) as PortNum;
+        }
+        let (mut a, mut b) = (s, t);
+        for (d, &k) in self.sides.iter().enumerate() {
+            let (ca, cb) = (a % k, b % k);
+            if ca != cb {
+                let (plus, _) = direction(k, self.wraps[d], ca, cb);
+                let group = 2 * d as u32 + u32::from(!plus);
+                return (group * self.trunk + e % self.trunk) as PortNum;
+            }
+            (a, b) = (a / k, b / k);
+        }
+        unreachable!("distinct switches differ in a coordinate")
     }
 
     fn path_sl(&self, src: u32, dst: u32) -> u8 {
@@ -261,6 +295,21 @@ impl DorRule {
         }
         Ok(())
     }
+}
+
+/// `(per, first)` when every endpoint `e` of `home` hangs on switch `e / per` at port
+/// `first + e mod per` of `switches` switches (as the generators attach them), else `None`.
+fn regular_homes(home: &[(u32, PortNum)], switches: u32) -> Option<(u32, PortNum)> {
+    let per = (home.len() as u32)
+        .checked_div(switches)
+        .filter(|&p| p > 0)?;
+    let first = home.first()?.1;
+    let regular = home.len() as u32 == per * switches
+        && home
+            .iter()
+            .enumerate()
+            .all(|(e, &(s, p))| s == e as u32 / per && p as u32 == first as u32 + e as u32 % per);
+    regular.then_some((per, first))
 }
 
 /// [`ForwardingRule::Dmodk`]: at switch `⟨w, l⟩` a packet for `e` goes down by digit `l` of
@@ -432,10 +481,25 @@ mod tests {
         for &(sides, eps, trunk) in shapes {
             for wrap in [true, false] {
                 let t = generators::torus_or_mesh(sides, eps, trunk, 1, wrap).unwrap();
+                // A generated fabric's homes and coordinates are computed (the path these
+                // comparisons check), not read from the rule's tables.
+                assert!(matches!(
+                    dor_rule(&t).computed,
+                    Some((per, _)) if per == eps
+                ));
                 for (vls, classes) in [(2, 1), (4, 1), (8, 2)] {
                     assert_rule_matches_tables(&t, "dor", &RoutingRequest { vls, classes });
                 }
             }
+        }
+    }
+
+    fn dor_rule(t: &Topology) -> DorRule {
+        let req = RoutingRequest { vls: 2, classes: 1 };
+        let rule = route_computed(t, "dor", &req).unwrap().unwrap().rule;
+        match rule.as_deref() {
+            Some(ForwardingRule::Dor(r)) => r.clone(),
+            other => panic!("not a DOR rule: {other:?}"),
         }
     }
 
@@ -452,6 +516,8 @@ mod tests {
             g.links().to_vec(),
         )
         .unwrap();
+        // Its switches are not at their mixed-radix positions: the rule reads its tables.
+        assert_eq!(dor_rule(&t).computed, None);
         assert_rule_matches_tables(&t, "dor", &RoutingRequest { vls: 4, classes: 1 });
     }
 
