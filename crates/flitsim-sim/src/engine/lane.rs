@@ -478,6 +478,14 @@ impl Lane<'_> {
             // places on reaches: their lines arrive while the events between are applied.
             if !self.prefetch_queues {
             } else if let Some(next) = events.get(k + DELIVER_AHEAD) {
+                if self.look_further {
+                    // Twice as far, a head's port name, which the step below reads.
+                    if let Some(far) = events.get(k + 2 * DELIVER_AHEAD) {
+                        if far.flags & F_HEAD != 0 {
+                            super::prefetch(&self.port_names[far.target.idx()]);
+                        }
+                    }
+                }
                 if next.is_flit() {
                     let i = next.target.idx() * self.vls + next.vl.idx();
                     if let Some(q) = self.inputs.get(i) {
@@ -485,6 +493,15 @@ impl Lane<'_> {
                     }
                     if next.flags & F_HEAD != 0 {
                         self.packets.prefetch(next.pkt);
+                        if self.look_further {
+                            // The head's switch and port facts, read when it is routed.
+                            let g = next.target.idx();
+                            let (s, _) = self.port_names[g];
+                            if let Some(sw) = self.switches.get(s as usize) {
+                                super::prefetch(sw);
+                            }
+                            super::prefetch(&self.ports[g]);
+                        }
                     }
                 } else if self.look_further {
                     // A credit: the count it returns to, and its port's switch.
