@@ -45,6 +45,9 @@ pub(super) const DELIVER_AHEAD: usize = 16;
 /// The same for the NICs' delivery, where each event (an ejection) is heavier (8 was tried in
 /// session 23: no gain).
 pub(super) const NIC_DELIVER_AHEAD: usize = 2;
+/// How many of the lane's NICs with flits to send ahead the NICs' phase asks for a NIC's
+/// record, on the largest fabrics (`Network::look_further`).
+const NIC_AHEAD: usize = 4;
 
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
 pub(crate) struct Span<'a, T> {
@@ -413,15 +416,22 @@ impl Lane<'_> {
                 }
             }
             None => {
-                // (A NIC's cycle clears at most its own bit: the next one is known before.)
-                let mut next = next_bit(&self.own.nic_active, 0);
+                // (A NIC's cycle clears at most its own bit: the next ones are known before.)
+                let bits = |from: usize, own: &LaneOwn| next_bit(&own.nic_active, from);
+                let mut next = bits(0, self.own);
+                // On the largest fabrics, the record of the NIC `NIC_AHEAD` places on (its
+                // lines) while this one works.
+                let mut ahead = if self.look_further { next } else { None };
+                for _ in 0..NIC_AHEAD {
+                    ahead = ahead.and_then(|a| bits(a + 1, self.own));
+                }
                 while let Some(k) = next {
-                    next = next_bit(&self.own.nic_active, k + 1);
-                    if let (true, Some(n)) = (self.look_further, next) {
-                        // The next NIC's record (its lines) while this one works.
-                        if let Some(nic) = self.nic.nics.get(base + n) {
+                    next = bits(k + 1, self.own);
+                    if let Some(a) = ahead {
+                        if let Some(nic) = self.nic.nics.get(base + a) {
                             super::prefetch_all(nic);
                         }
+                        ahead = bits(a + 1, self.own);
                     }
                     self.nic_cycle(base + k, t, in_window);
                 }
@@ -700,6 +710,11 @@ impl Lane<'_> {
                 let c = next.conns[k];
                 super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
             }
+            if self.look_further {
+                // The connections beyond those in line (many on high-radix switches), which
+                // the look one ahead reads.
+                next.conns.prefetch_more();
+            }
             if self.look_ahead {
                 let base = next.base as usize;
                 for k in 0..next.conns.len().min(PREFETCH_CONNS) {
@@ -728,6 +743,12 @@ impl Lane<'_> {
             prefetch_lines(&self.out_busy, base, np);
         }
         if let Some(next) = self.switches.get(s + 1) {
+            if self.look_further {
+                for k in PREFETCH_CONNS..next.conns.len().min(2 * PREFETCH_CONNS) {
+                    let c = next.conns[k];
+                    super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
+                }
+            }
             let base = next.base as usize;
             for ip in super::switch::PortSet::new(next.in_waiting, 0) {
                 let w = self.waiting[base + ip];

@@ -78,6 +78,15 @@ impl ConnList {
         }
         self.n += 1;
     }
+    /// Asks for the first lines of the connections beyond those in line, if any.
+    #[inline(always)]
+    pub fn prefetch_more(&self) {
+        if self.n as usize > Self::INLINE {
+            let p = self.more.as_ptr();
+            super::prefetch_ptr(p);
+            super::prefetch_ptr(p.wrapping_add(5));
+        }
+    }
     /// Removes connection `i`; the last one takes its place.
     #[inline(always)]
     pub fn swap_remove(&mut self, i: usize) {
