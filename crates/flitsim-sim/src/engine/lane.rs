@@ -1007,7 +1007,14 @@ impl Network {
             for &(g, at, n) in &log {
                 self.counters.add_to_port_series(g as usize, at, n as u64);
             }
+            // A flit for an endpoint: its packet's record, which the ejection on this thread
+            // reads (at the earliest in the next cycle; the lane that routed it last may hold
+            // the line in another core's cache).
+            let ask = self.prefetch_queues || self.lanes.len() > 1;
             for &(at, ev) in &out {
+                if ask && ev.is_flit() && ev.target.0 >= self.nic_base {
+                    self.packets.prefetch(ev.pkt);
+                }
                 self.push_event(at, ev);
             }
             let ready = std::mem::take(&mut self.lanes[k].ready);
