@@ -151,9 +151,6 @@ impl DorRule {
             sls_per_lane,
             computed: None,
         };
-        if layout.is_none() {
-            rule.computed = regular_homes(&rule.home, n_sw);
-        }
         if layout.is_some() {
             let mut ports = vec![Vec::new(); n_sw as usize * 2 * dims];
             for s in 0..n_sw {
@@ -168,6 +165,8 @@ impl DorRule {
                 }
             }
             rule.ports = ports;
+        } else {
+            rule.computed = regular_homes(&rule.home, n_sw);
         }
         rule
     }
