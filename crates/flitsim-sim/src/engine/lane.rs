@@ -706,10 +706,7 @@ impl Lane<'_> {
     fn prefetch_ahead(&self, s: usize) {
         let vls = self.vls;
         if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
-            for k in 0..next.conns.len().min(PREFETCH_CONNS) {
-                let c = next.conns[k];
-                super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
-            }
+            self.prefetch_conn_inputs(next, 0, PREFETCH_CONNS);
             if self.look_further {
                 // The connections beyond those in line (many on high-radix switches), which
                 // the look one ahead reads.
@@ -744,10 +741,7 @@ impl Lane<'_> {
         }
         if let Some(next) = self.switches.get(s + 1) {
             if self.look_further {
-                for k in PREFETCH_CONNS..next.conns.len().min(2 * PREFETCH_CONNS) {
-                    let c = next.conns[k];
-                    super::prefetch(&self.inputs[c.input.idx() * vls + c.in_vl.idx()]);
-                }
+                self.prefetch_conn_inputs(next, PREFETCH_CONNS, 2 * PREFETCH_CONNS);
             }
             let base = next.base as usize;
             for ip in super::switch::PortSet::new(next.in_waiting, 0) {
@@ -762,6 +756,15 @@ impl Lane<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Asks for the input queues of connections `from .. to` of switch `sw` (those it has).
+    #[inline(always)]
+    fn prefetch_conn_inputs(&self, sw: &SwitchState, from: usize, to: usize) {
+        for k in from..sw.conns.len().min(to) {
+            let c = sw.conns[k];
+            super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
         }
     }
 
@@ -1010,7 +1013,7 @@ impl Network {
             // A flit for an endpoint: its packet's record, which the ejection on this thread
             // reads (at the earliest in the next cycle; the lane that routed it last may hold
             // the line in another core's cache).
-            let ask = self.prefetch_queues || self.lanes.len() > 1;
+            let ask = self.prefetch_packets();
             for &(at, ev) in &out {
                 if ask && ev.is_flit() && ev.target.0 >= self.nic_base {
                     self.packets.prefetch(ev.pkt);

@@ -773,15 +773,21 @@ impl Network {
             .all(|n| n.app_msgs == 0 && n.used == 0 && n.rx_flits == 0)
     }
 
+    /// Whether the loop's thread asks ahead for the records of packets it will eject: on large
+    /// fabrics, or with lanes on other cores (whose caches hold the packets they last moved).
+    /// On small one-lane fabrics they are in cache anyway.
+    fn prefetch_packets(&self) -> bool {
+        self.prefetch_queues || self.lanes.len() > 1
+    }
+
     /// Delivers the link events of cycle `t` to the NICs' ports: credits to their output
     /// sides, flits to endpoints (the lanes of the switch phase deliver the switches' own).
     #[inline(never)]
     fn deliver_nics(&mut self, t: Cycle, in_window: bool) {
         let events = self.wheel.take(t);
-        // On large fabrics, or with lanes on other cores (whose caches hold the packets they
-        // last moved), the packet a flit two events on reaches its endpoint with: its line
-        // arrives while this event is applied. On small one-lane fabrics it is in cache anyway.
-        let prefetch = self.prefetch_queues || self.lanes.len() > 1;
+        // The packet a flit two events on reaches its endpoint with: its line arrives while
+        // this event is applied.
+        let prefetch = self.prefetch_packets();
         for (k, ev) in events.iter().enumerate() {
             if !prefetch {
             } else if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {

@@ -84,7 +84,7 @@ impl ConnList {
         if self.n as usize > Self::INLINE {
             let p = self.more.as_ptr();
             super::prefetch_ptr(p);
-            super::prefetch_ptr(p.wrapping_add(5));
+            super::prefetch_ptr(p.wrapping_add(64 / std::mem::size_of::<Conn>()));
         }
     }
     /// Removes connection `i`; the last one takes its place.
