@@ -34,6 +34,10 @@ const SCENARIOS: &[(&str, &str, f64)] = &[
     ),
 ];
 
+/// Large blocks on transparent huge pages (see `flitsim_sim::alloc`).
+#[global_allocator]
+static ALLOC: flitsim_sim::alloc::HugePages = flitsim_sim::alloc::HugePages;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let measure = args

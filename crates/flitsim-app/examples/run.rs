@@ -1,5 +1,9 @@
 //! Runs one experiment file and prints the result JSON (the engine without Python):
 //! `cargo run --release -p flitsim-app --example run -- FILE.toml [--set key=value]... [--seed N]`
+/// Large blocks on transparent huge pages (see `flitsim_sim::alloc`).
+#[global_allocator]
+static ALLOC: flitsim_sim::alloc::HugePages = flitsim_sim::alloc::HugePages;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut file = None;

@@ -11,6 +11,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+/// Large blocks on transparent huge pages (see `flitsim_sim::alloc`): the engine's vectors of
+/// large fabrics, whatever Python's own allocator does.
+#[global_allocator]
+static ALLOC: flitsim_sim::alloc::HugePages = flitsim_sim::alloc::HugePages;
+
 create_exception!(
     _core,
     FlitsimError,

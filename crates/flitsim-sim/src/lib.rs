@@ -51,6 +51,7 @@
 // The engine's parts are crate-private; their docs are built with `--document-private-items`.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod alloc;
 pub mod config;
 pub mod engine;
 pub mod hwcount;
