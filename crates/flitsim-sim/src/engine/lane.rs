@@ -431,6 +431,11 @@ impl Lane<'_> {
                         if let Some(nic) = self.nic.nics.get(base + a) {
                             super::prefetch_all(nic);
                         }
+                        // Its port's counts of flits sent, which its transmissions add to.
+                        let g = self.nic_base as usize + base + a;
+                        if let Some(n) = self.nic.vl_flits.get(g * self.vls) {
+                            super::prefetch(n);
+                        }
                         ahead = bits(a + 1, self.own);
                     }
                     self.nic_cycle(base + k, t, in_window);
@@ -753,6 +758,10 @@ impl Lane<'_> {
                         if let Some(sched) = self.sched.get(out) {
                             super::prefetch(sched);
                         }
+                        // The port's count of flits sent, which its transmission adds to.
+                        if let Some(n) = self.vl_flits.get(out * vls + h.out_vl.idx()) {
+                            super::prefetch(n);
+                        }
                     }
                 }
             }
@@ -765,6 +774,12 @@ impl Lane<'_> {
         for k in from..sw.conns.len().min(to) {
             let c = sw.conns[k];
             super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
+            if let Some(n) = self
+                .vl_flits
+                .get(c.output.idx() * self.vls + c.out_vl.idx())
+            {
+                super::prefetch(n);
+            }
         }
     }
 
