@@ -189,17 +189,37 @@ mod tests {
     use super::*;
 
     /// Touches `pages` fresh pages of 4 KiB (each a page fault) and returns a sum of them,
-    /// so the work is not optimised away.
+    /// so the work is not optimised away. The pages are mapped here, not taken from the
+    /// allocator: after other tests in this process have freed large blocks, glibc serves a
+    /// block this size from its heap, whose pages may have been touched already.
     fn touch(pages: usize) -> u64 {
-        let mut v = vec![0u8; pages * 4096];
-        for i in (0..v.len()).step_by(4096) {
-            v[i] = 1;
+        let len = pages * 4096;
+        // SAFETY: a private anonymous mapping of `len` bytes, used only as that slice and
+        // unmapped before returning.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED, "mmap of {len} bytes");
+            // Small pages only, whatever the kernel's transparent huge page setting.
+            libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
+            let v = std::slice::from_raw_parts_mut(p as *mut u8, len);
+            for i in (0..len).step_by(4096) {
+                v[i] = 1;
+            }
+            let sum = std::hint::black_box(&v)
+                .iter()
+                .step_by(4096)
+                .map(|&x| x as u64)
+                .sum();
+            libc::munmap(p, len);
+            sum
         }
-        std::hint::black_box(&v)
-            .iter()
-            .step_by(4096)
-            .map(|&x| x as u64)
-            .sum()
     }
 
     /// Page faults are a software event the kernel counts on any Linux machine: touching
