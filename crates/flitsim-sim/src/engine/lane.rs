@@ -719,9 +719,6 @@ impl Lane<'_> {
             }
             if self.look_ahead {
                 let base = next.base as usize;
-                for k in 0..next.conns.len().min(PREFETCH_CONNS) {
-                    super::prefetch(&self.ports[next.conns[k].output.idx()]);
-                }
                 for ip in super::switch::PortSet::new(next.in_waiting, 0) {
                     let w = self.waiting[base + ip];
                     for v in super::allocator::round_robin_bits(w, 0) {
@@ -746,7 +743,7 @@ impl Lane<'_> {
         }
         if let Some(next) = self.switches.get(s + 1) {
             if self.look_further {
-                self.prefetch_conn_inputs(next, PREFETCH_CONNS, 2 * PREFETCH_CONNS);
+                self.prefetch_conn_inputs(next, PREFETCH_CONNS, usize::MAX);
             }
             let base = next.base as usize;
             for ip in super::switch::PortSet::new(next.in_waiting, 0) {
@@ -762,23 +759,36 @@ impl Lane<'_> {
                         if let Some(n) = self.vl_flits.get(out * vls + h.out_vl.idx()) {
                             super::prefetch(n);
                         }
+                        // The facts of both ports, which its first step reads.
+                        super::prefetch(&self.ports[out]);
+                        super::prefetch(&self.ports[base + ip]);
                     }
                 }
             }
         }
     }
 
-    /// Asks for the input queues of connections `from .. to` of switch `sw` (those it has).
+    /// Asks for the lines connections `from .. to` of switch `sw` (those it has) will read
+    /// when they step: the input queue and the output's count of flits sent, and
+    /// (`look_ahead`) the facts of both ports. A streaming connection (`left > 0`) only counts
+    /// down in this cycle: it reads none of them.
     #[inline(always)]
     fn prefetch_conn_inputs(&self, sw: &SwitchState, from: usize, to: usize) {
         for k in from..sw.conns.len().min(to) {
             let c = sw.conns[k];
+            if c.left > 0 {
+                continue;
+            }
             super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);
             if let Some(n) = self
                 .vl_flits
                 .get(c.output.idx() * self.vls + c.out_vl.idx())
             {
                 super::prefetch(n);
+            }
+            if self.look_ahead {
+                super::prefetch(&self.ports[c.output.idx()]);
+                super::prefetch(&self.ports[c.input.idx()]);
             }
         }
     }
