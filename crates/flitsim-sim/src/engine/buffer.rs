@@ -155,6 +155,25 @@ impl VlAccount {
         self.orgs.iter().all(|o| o.shared == 0)
     }
 
+    /// Asks for the lines that VL `vl` of port `g` is counted on (its count, train and
+    /// organisation, and its port's shared-pool count).
+    #[inline(always)]
+    pub fn prefetch(&self, g: usize, vl: Vl) {
+        let i = g * self.vls + vl.idx();
+        if let Some(u) = self.used.get(i) {
+            super::prefetch(u);
+        }
+        if let Some(tr) = self.trains.get(i) {
+            super::prefetch(tr);
+        }
+        if let Some(o) = self.org.get(g) {
+            super::prefetch(o);
+        }
+        if let Some(o) = self.over.get(g) {
+            super::prefetch(o);
+        }
+    }
+
     /// Lets credits return as trains ([`Train`]).
     pub fn enable_trains(&mut self) {
         self.trains = vec![Train::default(); self.used.len()];

@@ -380,6 +380,9 @@ pub struct Network {
 /// 2.6 MiB), where the queues stay in cache and the requests only cost instructions.
 const PREFETCH_AHEAD: usize = 2;
 const PREFETCH_CONNS: usize = 4;
+/// How many pending NICs ahead the loop's preparation of the NICs asks for a NIC's record and
+/// buffer counts (on large fabrics).
+const NIC_PREPARE_AHEAD: usize = 4;
 const PREFETCH_ABOVE: usize = 8 << 20;
 /// Input queues above which the switch phase looks further ahead (`Network::look_further`).
 /// Measured on the same machine (32 MiB of last-level cache): 13–15 % faster per flit-hop on
@@ -680,8 +683,24 @@ impl Network {
             self.generate(t, window);
             match self.shuffle.as_mut() {
                 None => {
+                    // On large fabrics, the NIC `NIC_PREPARE_AHEAD` pending NICs on: its
+                    // record and its buffer's counts (a NIC's preparation changes only its
+                    // own pending bit).
+                    let prefetch = self.prefetch_packets();
+                    let mut ahead = None;
+                    if prefetch {
+                        ahead = nic::next_bit(&self.nic_pending, 0);
+                        for _ in 0..NIC_PREPARE_AHEAD {
+                            ahead = ahead.and_then(|a| nic::next_bit(&self.nic_pending, a + 1));
+                        }
+                    }
                     let mut e = 0;
                     while let Some(k) = nic::next_bit(&self.nic_pending, e) {
+                        if let Some(a) = ahead {
+                            prefetch_all(&self.nics[a]);
+                            self.nic_buf.prefetch(a, Vl(0));
+                            ahead = nic::next_bit(&self.nic_pending, a + 1);
+                        }
                         self.prepare_nic(k, t, in_window);
                         e = k + 1;
                     }
@@ -793,6 +812,8 @@ impl Network {
             } else if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {
                 if next.is_flit() {
                     self.packets.prefetch(next.pkt);
+                } else {
+                    self.credits.prefetch(next.target.idx(), next.vl);
                 }
             }
             let g = ev.target.idx();

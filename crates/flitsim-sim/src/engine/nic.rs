@@ -298,10 +298,14 @@ impl Network {
     }
 
     /// On large fabrics, while a source generates, asks for the lines the next ones will
-    /// touch: [`GEN_AHEAD`] places on, the record of the NIC it feeds; half as far, that
-    /// NIC's application queue (whose address is in the record asked for before).
+    /// touch: twice [`GEN_AHEAD`] places on, the source's record; [`GEN_AHEAD`] places on,
+    /// the record of the NIC it feeds (whose index is in the source's record); half as far,
+    /// that NIC's application queue (whose address is in the NIC's record).
     #[inline(always)]
     fn prefetch_sources_ahead(&self) {
+        if let Some(src) = self.gen_calendar.ahead(2 * GEN_AHEAD) {
+            super::prefetch_all(&self.sources[src as usize]);
+        }
         if let Some(src) = self.gen_calendar.ahead(GEN_AHEAD) {
             super::prefetch_all(&self.nics[self.sources[src as usize].endpoint as usize]);
         }
