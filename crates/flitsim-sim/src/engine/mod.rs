@@ -805,15 +805,24 @@ impl Network {
     fn deliver_nics(&mut self, t: Cycle, in_window: bool) {
         let events = self.wheel.take(t);
         // The packet a flit two events on reaches its endpoint with: its line arrives while
-        // this event is applied.
+        // this event is applied (the loop asked for it when it took the event over, so it is
+        // read here for the tail's message); further on, a credit's counts.
         let prefetch = self.prefetch_packets();
         for (k, ev) in events.iter().enumerate() {
             if !prefetch {
-            } else if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {
-                if next.is_flit() {
-                    self.packets.prefetch(next.pkt);
-                } else {
-                    self.credits.prefetch(next.target.idx(), next.vl);
+            } else {
+                if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {
+                    if next.is_flit() {
+                        self.packets.prefetch(next.pkt);
+                        if next.flags & F_TAIL != 0 {
+                            self.messages.prefetch(self.packets[next.pkt].msg);
+                        }
+                    }
+                }
+                if let Some(far) = events.get(k + lane::DELIVER_AHEAD) {
+                    if !far.is_flit() {
+                        self.credits.prefetch(far.target.idx(), far.vl);
+                    }
                 }
             }
             let g = ev.target.idx();

@@ -132,6 +132,14 @@ impl MessageSlab {
         }
     }
 
+    /// Asks for the line of message `i`'s entry (nothing for [`MSG_NONE`] or beyond).
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(e) = self.entries.get(i as usize) {
+            super::prefetch(e);
+        }
+    }
+
     /// Counts `flits` delivered flits of message `i`; returns the entry (and frees it) when
     /// they were its last.
     #[inline]
