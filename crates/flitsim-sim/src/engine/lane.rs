@@ -20,7 +20,7 @@ use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
 use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN};
-use super::nic::{all_bits, has_bit, next_bit, set_bit, Nic};
+use super::nic::{all_bits, bit_ahead, has_bit, next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
 use super::queue::VlQueue;
@@ -421,10 +421,10 @@ impl Lane<'_> {
                 let mut next = bits(0, self.own);
                 // On the largest fabrics, the record of the NIC `NIC_AHEAD` places on (its
                 // lines) while this one works.
-                let mut ahead = if self.look_further { next } else { None };
-                for _ in 0..NIC_AHEAD {
-                    ahead = ahead.and_then(|a| bits(a + 1, self.own));
-                }
+                let mut ahead = self
+                    .look_further
+                    .then(|| bit_ahead(&self.own.nic_active, 0, NIC_AHEAD))
+                    .flatten();
                 while let Some(k) = next {
                     next = bits(k + 1, self.own);
                     if let Some(a) = ahead {

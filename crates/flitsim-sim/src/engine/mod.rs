@@ -686,14 +686,10 @@ impl Network {
                     // On large fabrics, the NIC `NIC_PREPARE_AHEAD` pending NICs on: its
                     // record and its buffer's counts (a NIC's preparation changes only its
                     // own pending bit).
-                    let prefetch = self.prefetch_packets();
-                    let mut ahead = None;
-                    if prefetch {
-                        ahead = nic::next_bit(&self.nic_pending, 0);
-                        for _ in 0..NIC_PREPARE_AHEAD {
-                            ahead = ahead.and_then(|a| nic::next_bit(&self.nic_pending, a + 1));
-                        }
-                    }
+                    let mut ahead = self
+                        .prefetch_packets()
+                        .then(|| nic::bit_ahead(&self.nic_pending, 0, NIC_PREPARE_AHEAD))
+                        .flatten();
                     let mut e = 0;
                     while let Some(k) = nic::next_bit(&self.nic_pending, e) {
                         if let Some(a) = ahead {

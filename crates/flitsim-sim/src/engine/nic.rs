@@ -67,6 +67,17 @@ pub(crate) fn next_bit(bits: &[u64], from: usize) -> Option<usize> {
     }
 }
 
+/// The bit set in `bits` `n` places after the first one at or after `from` (`n = 0`: that
+/// first one): where a look-ahead of `n` places over a bit set starts.
+#[inline]
+pub(crate) fn bit_ahead(bits: &[u64], from: usize, n: usize) -> Option<usize> {
+    let mut at = next_bit(bits, from);
+    for _ in 0..n {
+        at = next_bit(bits, at? + 1);
+    }
+    at
+}
+
 /// A scripted message: (cycle, order of scheduling, source, destination, class, flits).
 pub(crate) type Scripted = (Cycle, u64, u32, u32, u8, u32);
 
@@ -770,6 +781,14 @@ mod tests {
             let left: Vec<usize> = (0..n).filter(|&k| has_bit(&bits, k)).collect();
             assert_eq!(left, (0..n).filter(|k| k % 3 != 0).collect::<Vec<_>>());
             assert_eq!(next_bit(&bits, n), None);
+            // `bit_ahead` is the `k`-th of the visited bits.
+            for k in 0..left.len() + 2 {
+                assert_eq!(
+                    super::bit_ahead(&bits, 0, k),
+                    left.get(k).copied(),
+                    "{n} bits, {k}"
+                );
+            }
         }
     }
 }
