@@ -4,7 +4,7 @@
 //! The engine's per-port and per-VL vectors of a 65 536-endpoint fabric take hundreds of
 //! megabytes, and the hot loop touches them at random: with 4 KiB pages nearly every such
 //! touch also misses the TLB, and the page walk's own loads miss the caches. 2 MiB pages
-//! cut the 16-ary 4-tree's cost per flit-hop by 6–24 % and the 256×256 torus's by 2–10 %
+//! cut the 16-ary 4-tree's cost per flit-hop by 6–24 % and the 256×256 torus's by 0–10 %
 //! (`docs/performance.md`, "Session 28"), and do nothing measurable to fabrics that fit the
 //! caches.
 //!
