@@ -14,7 +14,7 @@ use crate::config::{
     SchedulerConfig, SharedBufferConfig, SimParams, SwitchOrganisation, Switching, VlDiscipline,
 };
 use crate::ids::{PacketId, PortIdx, Vl, NEVER};
-use crate::scheduler::{OutputScheduler, RoundRobinArbiter};
+use crate::scheduler::OutputScheduler;
 use crate::stats::collector::Collector;
 use crate::traffic::{stream, Pattern, StreamKind};
 use crate::workload::{Arrivals, SimpleProcess};
@@ -547,15 +547,11 @@ impl Network {
             fabric,
             wheel,
             credits,
-            out_busy: vec![0; g_total],
             vl_owner: vec![PacketId::NONE; g_total * vls],
             sched,
-            rr_out: vec![RoundRobinArbiter::default(); g_total],
             inputs: queues(g_total),
             in_orgs,
-            in_conns: vec![0; g_total],
-            waiting: vec![0; g_total],
-            rr_in: vec![RoundRobinArbiter::default(); g_total],
+            xbar: vec![super::XbarPort::default(); g_total],
             obuf,
             lanes: Vec::new(),
             phase_cuts: Default::default(),

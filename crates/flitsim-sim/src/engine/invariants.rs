@@ -54,7 +54,7 @@ impl Network {
                         }
                     }
                     let head_waits = self.inputs[i].head().is_some_and(|h| !h.busy);
-                    if head_waits != (self.waiting[g] & (1 << vl) != 0) {
+                    if head_waits != (self.xbar[g].waiting & (1 << vl) != 0) {
                         return Err(format!("port {g} VL {vl}: waiting mask out of date"));
                     }
                     if self.ports[g].egress() == Egress::OutputBuffer {
@@ -66,7 +66,7 @@ impl Network {
                     }
                 }
                 let p = g - sw.base as usize;
-                if p < 64 && (sw.in_waiting >> p & 1 != 0) != (self.waiting[g] != 0) {
+                if p < 64 && (sw.in_waiting >> p & 1 != 0) != (self.xbar[g].waiting != 0) {
                     return Err(format!(
                         "port {g}: the switch's waiting-input set is out of date"
                     ));

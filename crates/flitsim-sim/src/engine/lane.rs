@@ -27,10 +27,11 @@ use super::queue::VlQueue;
 use super::queue::{BufPkt, RX_TRAIN};
 use super::route::{Organisation, RouteSource, Sl2VlTables};
 use super::switch::{Conn, SwitchState};
+use super::XbarPort;
 use super::{Network, PortInfo, VisitOrder, PREFETCH_AHEAD, PREFETCH_CONNS};
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
-use crate::scheduler::{Candidate, OutputScheduler, RoundRobinArbiter};
+use crate::scheduler::{Candidate, OutputScheduler};
 use crate::stats::RouteHop;
 use flitsim_topology::PortNum;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -379,14 +380,10 @@ pub(crate) struct Lane<'a> {
     /// Route tracing is on: log the routing decisions.
     pub trace_routes: bool,
     pub credits: AccountView<'a>,
-    pub out_busy: Span<'a, u32>,
     pub vl_owner: Span<'a, PacketId>,
     pub sched: Span<'a, OutputScheduler>,
-    pub rr_out: Span<'a, RoundRobinArbiter>,
     pub inputs: Span<'a, VlQueue>,
-    pub in_conns: Span<'a, u8>,
-    pub waiting: Span<'a, u32>,
-    pub rr_in: Span<'a, RoundRobinArbiter>,
+    pub xbar: Span<'a, XbarPort>,
     pub obuf: ObufView<'a>,
     pub switches: Span<'a, SwitchState>,
     /// Per (port, VL), flits sent in the window (`Collector::vl_flits`), for the `ports`
@@ -648,7 +645,7 @@ impl Lane<'_> {
             let r = t + self.ports[g].delay as u64;
             self.inputs[i].head_mut().unwrap().ready = r;
             sw.wake_at = sw.wake_at.min(r);
-            self.waiting[g] |= ev.vl.bit();
+            self.xbar[g].waiting |= ev.vl.bit();
             sw.input_waits(in_port as usize);
             set_bit(
                 &mut self.own.sw_active,
@@ -720,7 +717,7 @@ impl Lane<'_> {
             if self.look_ahead {
                 let base = next.base as usize;
                 for ip in super::switch::PortSet::new(next.in_waiting, 0) {
-                    let w = self.waiting[base + ip];
+                    let w = self.xbar[base + ip].waiting;
                     for v in super::allocator::round_robin_bits(w, 0) {
                         super::prefetch(&self.inputs[(base + ip) * vls + v as usize]);
                     }
@@ -730,16 +727,12 @@ impl Lane<'_> {
         if !self.look_ahead {
             return;
         }
-        // Three ahead, on the largest fabrics: the lines of its per-port state that the look
-        // two ahead and its own allocation read (a switch's ports are contiguous in each
-        // vector).
+        // Three ahead, on the largest fabrics: the lines of its ports' crossbar state that the
+        // look two ahead and its own allocation read (a switch's ports are contiguous).
         if !self.look_further {
         } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD + 1) {
             let (base, np) = (next.base as usize, next.nports as usize);
-            prefetch_lines(&self.waiting, base, np);
-            prefetch_lines(&self.in_conns, base, np);
-            prefetch_lines(&self.rr_in, base, np);
-            prefetch_lines(&self.out_busy, base, np);
+            prefetch_lines(&self.xbar, base, np);
         }
         if let Some(next) = self.switches.get(s + 1) {
             if self.look_further {
@@ -747,7 +740,7 @@ impl Lane<'_> {
             }
             let base = next.base as usize;
             for ip in super::switch::PortSet::new(next.in_waiting, 0) {
-                let w = self.waiting[base + ip];
+                let w = self.xbar[base + ip].waiting;
                 for v in super::allocator::round_robin_bits(w, 0) {
                     if let Some(h) = self.inputs[(base + ip) * vls + v as usize].head() {
                         let out = base + h.out_port as usize;
@@ -930,12 +923,8 @@ impl Network {
                 },
             );
             let ports = &cuts.ports;
-            let mut out_busy = spans(&mut self.out_busy, ports, 1);
-            let mut rr_out = spans(&mut self.rr_out, ports, 1);
+            let mut xbar = spans(&mut self.xbar, ports, 1);
             let mut inputs = spans(&mut self.inputs, ports, vls);
-            let mut in_conns = spans(&mut self.in_conns, ports, 1);
-            let mut waiting = spans(&mut self.waiting, ports, 1);
-            let mut rr_in = spans(&mut self.rr_in, ports, 1);
             let mut oq = spans(&mut self.obuf.queues, ports, vls);
             let mut oa = self.obuf.account.split(ports, t);
             let mut ow = spans(&mut self.obuf.waiting, ports, 1);
@@ -975,14 +964,10 @@ impl Network {
                 port_series,
                 trace_routes,
                 credits: credits.next().unwrap(),
-                out_busy: out_busy.next().unwrap(),
                 vl_owner: vl_owner.next().unwrap(),
                 sched: sched.next().unwrap(),
-                rr_out: rr_out.next().unwrap(),
                 inputs: inputs.next().unwrap(),
-                in_conns: in_conns.next().unwrap(),
-                waiting: waiting.next().unwrap(),
-                rr_in: rr_in.next().unwrap(),
+                xbar: xbar.next().unwrap(),
                 obuf: ObufView {
                     queues: oq.next().unwrap(),
                     account: oa.next().unwrap(),
@@ -1189,11 +1174,11 @@ pub fn force_recut_every(phases: u32) {
     FORCED_RECUT.store(phases, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Asks for the cache lines of `span[base .. base + n]` (at most four).
+/// Asks for the cache lines of `span[base .. base + n]` (at most eight).
 #[inline(always)]
 fn prefetch_lines<T>(span: &Span<'_, T>, base: usize, n: usize) {
     let per_line = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    for k in (0..n.min(4 * per_line)).step_by(per_line) {
+    for k in (0..n.min(8 * per_line)).step_by(per_line) {
         if let Some(x) = span.get(base + k) {
             super::prefetch(x);
         }

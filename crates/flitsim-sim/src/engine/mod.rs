@@ -228,6 +228,27 @@ pub(crate) struct OutputBuffers {
     pub xsched: Vec<OutputScheduler>,
 }
 
+/// What allocation reads and writes of one port, input and output side, in one record: a
+/// head's allocation touches its input's and its output's record, one line each, where
+/// five vectors (one per field) cost a line each on a fabric larger than the cache.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+pub(crate) struct XbarPort {
+    /// Input side: the VLs whose head packet waits for the crossbar (bit v = VL v).
+    pub waiting: u32,
+    /// Output side: the crossbar outputs in use: every bit when a multiplexed crossbar
+    /// connection holds the port, bit v for VL v with `switch.crossbar = "per_vl"`.
+    pub out_busy: u32,
+    /// Input side: the round robin among its VLs.
+    pub rr_in: RoundRobinArbiter,
+    /// Output side: the round robin among the switch's inputs.
+    pub rr_out: RoundRobinArbiter,
+    /// Input side: the crossbar connections it holds.
+    pub in_conns: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<XbarPort>() == 16);
+
 /// A built fabric ready to simulate.
 pub struct Network {
     cfg: SimParams,
@@ -255,22 +276,15 @@ pub struct Network {
     // Output side of every port.
     /// The sender's view of the receiver's input buffer.
     credits: VlAccount,
-    /// Per output port, the crossbar outputs in use: every bit when a multiplexed crossbar
-    /// connection holds the port, bit v for VL v with `switch.crossbar = "per_vl"`.
-    out_busy: Vec<u32>,
     /// Per (port, VL), the packet holding the VL under wormhole switching.
     vl_owner: Vec<PacketId>,
     sched: Vec<OutputScheduler>,
-    rr_out: Vec<RoundRobinArbiter>,
     // Input side of every port.
     /// Per (port, VL).
     inputs: Vec<VlQueue>,
     in_orgs: Vec<BufferOrg>,
-    /// Crossbar connections each input port holds.
-    in_conns: Vec<u8>,
-    /// Per input port, the VLs whose head packet is not yet forwarding (bit v = VL v).
-    waiting: Vec<u32>,
-    rr_in: Vec<RoundRobinArbiter>,
+    /// Per port, its crossbar state, input and output side in one record.
+    xbar: Vec<XbarPort>,
     obuf: OutputBuffers,
     switches: Vec<SwitchState>,
     /// The lanes of the switch phase (contiguous ranges of switches; each on its own thread

@@ -250,30 +250,30 @@ impl Lane<'_> {
         };
         for ip in prefetch {
             let input = base + ip;
-            if self.in_conns[input] < max_conns {
-                for v in round_robin_bits(self.waiting[input], 0) {
+            if self.xbar[input].in_conns < max_conns {
+                for v in round_robin_bits(self.xbar[input].waiting, 0) {
                     super::prefetch(&self.inputs[input * vls + v as usize]);
                 }
             }
         }
         for ip in PortSet::new(self.switches[s].in_waiting, np) {
             let input = base + ip;
-            if self.in_conns[input] >= max_conns || self.waiting[input] == 0 {
+            if self.xbar[input].in_conns >= max_conns || self.xbar[input].waiting == 0 {
                 continue;
             }
             let start = if self.prio_inputs {
                 0
             } else if let Some(m) = self
                 .mgmt_vl
-                .filter(|&m| self.waiting[input] & (1 << m) != 0)
+                .filter(|&m| self.xbar[input].waiting & (1 << m) != 0)
             {
                 m as u32
             } else {
-                self.rr_in[input].start(vls) as u32
+                self.xbar[input].rr_in.start(vls) as u32
             };
             let mut chosen = false;
             let mut oldest: Option<Request> = None;
-            for v in round_robin_bits(self.waiting[input], start) {
+            for v in round_robin_bits(self.xbar[input].waiting, start) {
                 let h = self.inputs[input * vls + v as usize]
                     .head()
                     .expect("waiting VL has a head");
@@ -305,7 +305,7 @@ impl Lane<'_> {
                     Egress::Link => link_fits(output, h.remaining()),
                 };
                 let mut out_port = h.out_port;
-                let busy = self.out_busy[base + out_port as usize] & h.out_vl.bit() != 0;
+                let busy = self.xbar[base + out_port as usize].out_busy & h.out_vl.bit() != 0;
                 let mut ok = !busy && fits(base + out_port as usize);
                 // A DTable port that keeps MTUs together: a head that would begin an MTU needs
                 // room for all of it (DTable ports are external: never a `free_links` choice).
@@ -327,7 +327,7 @@ impl Lane<'_> {
                 }) {
                     for d in 1..nl {
                         let alt = ppm + (out_port - ppm + d) % nl;
-                        if self.out_busy[base + alt as usize] & h.out_vl.bit() != 0 {
+                        if self.xbar[base + alt as usize].out_busy & h.out_vl.bit() != 0 {
                             continue;
                         }
                         some_free = true;
@@ -360,6 +360,15 @@ impl Lane<'_> {
                     } else {
                         alloc.request(req);
                         chosen = true;
+                        if max_conns == 1 {
+                            // The input's other heads would be read only for when the switch
+                            // wakes, and with one connection per input none of them can move
+                            // before this request is settled: if it wins, the input is busy
+                            // until its tail leaves, and closing the connection makes the
+                            // switch allocate again; if it loses, the switch allocates again
+                            // next cycle. Either way they are read then.
+                            break;
+                        }
                     }
                 } else {
                     credit_blocked = true;
@@ -377,7 +386,7 @@ impl Lane<'_> {
         // Output stage: the output's scheduler picks a candidate (the crossbar-stage round
         // robin when the output is buffered; any request for the FIFO arbiter then), its
         // arbiter the input.
-        let (sched, xsched, rr_out) = (&mut self.sched, &mut self.obuf.xsched, &self.rr_out);
+        let (sched, xsched, xbar) = (&mut self.sched, &mut self.obuf.xsched, &self.xbar);
         let ports = &self.ports;
         // The same call for every arbitration rule, each with its own closures (inlined).
         macro_rules! allocate {
@@ -392,7 +401,7 @@ impl Lane<'_> {
                             Egress::Link => sched[output].choose(cands),
                         }
                     },
-                    |op| rr_out[base + op as usize].start(np),
+                    |op| xbar[base + op as usize].rr_out.start(np),
                 )
             };
         }
@@ -425,15 +434,15 @@ impl Lane<'_> {
         }
         let q = self.inputs[input * vls + g.in_vl.idx()].head_mut().unwrap();
         q.busy = true;
-        self.waiting[input] &= !g.in_vl.bit();
-        if self.waiting[input] == 0 {
+        self.xbar[input].waiting &= !g.in_vl.bit();
+        if self.xbar[input].waiting == 0 {
             self.switches[s].in_waiting &= !port_bit(g.input as usize);
         }
         let pkt = q.pkt;
         let remaining = q.remaining();
-        self.in_conns[input] += 1;
-        self.out_busy[output] = if self.per_vl_crossbar {
-            self.out_busy[output] | g.out_vl.bit()
+        self.xbar[input].in_conns += 1;
+        self.xbar[output].out_busy = if self.per_vl_crossbar {
+            self.xbar[output].out_busy | g.out_vl.bit()
         } else {
             u32::MAX
         };
@@ -456,8 +465,8 @@ impl Lane<'_> {
                 self.sched[output].sent(c, remaining);
             }
         }
-        self.rr_in[input].grant(g.in_vl.idx());
-        self.rr_out[output].grant(g.input as usize);
+        self.xbar[input].rr_in.grant(g.in_vl.idx());
+        self.xbar[output].rr_out.grant(g.input as usize);
         self.switches[s].conns.push(Conn {
             input: PortIdx(input as u32),
             output: PortIdx(output as u32),
@@ -628,9 +637,9 @@ impl Lane<'_> {
     fn close_connection(&mut self, s: usize, i: usize, c: Conn, t: Cycle) {
         let vls = self.vls;
         let bi = c.input.idx() * vls + c.in_vl.idx();
-        self.in_conns[c.input.idx()] -= 1;
-        self.out_busy[c.output.idx()] = if self.per_vl_crossbar {
-            self.out_busy[c.output.idx()] & !c.out_vl.bit()
+        self.xbar[c.input.idx()].in_conns -= 1;
+        self.xbar[c.output.idx()].out_busy = if self.per_vl_crossbar {
+            self.xbar[c.output.idx()].out_busy & !c.out_vl.bit()
         } else {
             0
         };
@@ -640,7 +649,7 @@ impl Lane<'_> {
         let sw = &mut self.switches[s];
         sw.dirty = true;
         if let Some(nh) = self.inputs[bi].pop_head() {
-            self.waiting[c.input.idx()] |= c.in_vl.bit();
+            self.xbar[c.input.idx()].waiting |= c.in_vl.bit();
             sw.input_waits(c.input.idx() - sw.base as usize);
             nh.ready = (nh.arrived + self.ports[c.input.idx()].delay as u64).max(t + 1);
             sw.wake_at = sw.wake_at.min(nh.ready);
