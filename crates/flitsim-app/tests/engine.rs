@@ -406,8 +406,9 @@ proptest! {
     /// come back as one) change no result: every key of the result, the flit-hops and the
     /// per-port counts equal those of the same run with one event per flit and per credit,
     /// on random fabrics, buffers, latencies, routing delays, mixed packet sizes (1-flit
-    /// packets never go as trains), switching modes and lane counts; the engine's flow-control
-    /// invariants are checked every cycle in both.
+    /// packets never go as trains), switching modes and lane counts, trains to switches and
+    /// to endpoints, runs that end mid-train (no drain), class, flow and port time series;
+    /// the engine's flow-control invariants are checked every cycle in both.
     #[test]
     fn trains_give_the_results_of_one_event_per_flit(
         shape in 0u8..3,
@@ -421,7 +422,9 @@ proptest! {
         rdelay in 0u32..3,
         seed in 0u64..1000,
         threads in 1u32..3,
-        series in any::<bool>(),
+        series in 0u8..3,
+        drain in prop::sample::select(vec![0u32, 1500]),
+        flow in any::<bool>(),
     ) {
         let (topo, buffer) = small_fabric(shape, latency, mtu + buf_extra, shared);
         // A second class of 1-flit packets mixes packets that cannot be trains with those
@@ -431,11 +434,23 @@ proptest! {
         } else {
             ""
         };
-        let ts = if series { "port_timeseries = true\ntimeseries_bin = 50\n" } else { "" };
+        // The class (and flow) time series with streaming trains, or the port series too,
+        // which stops trains from streaming.
+        let ts = match series {
+            0 => "",
+            1 => "timeseries_bin = 50\n",
+            _ => "port_timeseries = true\ntimeseries_bin = 50\n",
+        };
+        // A flow has per-flow delivery counts and series of its own.
+        let flow = if flow {
+            "[[traffic.flow]]\nsrc = 0\ndst = 3\nclass = \"X\"\nrate = 0.1\nsize = 16\n"
+        } else {
+            ""
+        };
         let text = format!(
             "seed = {seed}\n[topology]\n{topo}\n[routing]\nvls = 2\n[switch]\nrouting_delay = {rdelay}\nswitching = \"{}\"\n{buffer}\n\
-             [traffic]\nload = {load}\n[[traffic.class]]\nname = \"X\"\nmessage_flits = 24\nmtu_flits = {mtu}\n{second}\
-             [run]\nwarmup = 200\nmeasure = 800\ndrain_max = 1500\nthreads = {threads}\ncheck_invariants = 1\n{ts}",
+             [traffic]\nload = {load}\n[[traffic.class]]\nname = \"X\"\nmessage_flits = 24\nmtu_flits = {mtu}\n{second}{flow}\
+             [run]\nwarmup = 200\nmeasure = 800\ndrain_max = {drain}\nthreads = {threads}\ncheck_invariants = 1\n{ts}",
             if wormhole { "wormhole" } else { "vct" }
         );
         let cfg = parse(&text, "prop", &[]);

@@ -561,6 +561,8 @@ impl Network {
             nic_pending: vec![0; n.div_ceil(64)],
             nics,
             nic_receive,
+            eject_trains: false,
+            rx_train: Vec::new(),
             flow_local,
             idt_schedule: Vec::new(),
             idt_next: 0,
@@ -634,6 +636,10 @@ impl Network {
         net.credit_trains = net.trains && net.credits.no_shared_pool() && !net.mtu_room;
         if net.credit_trains {
             net.credits.enable_trains();
+        }
+        net.eject_trains = net.trains && !net.nic_receive && net.sub_packet == 0;
+        if net.eject_trains {
+            net.rx_train = vec![(PacketId::NONE, 0); net.nics.len()];
         }
         // Deadline-based QoS keeps one lane (its clocks and counters are not split).
         let threads = match (cfg.run.threads, net.dl.is_some()) {

@@ -368,6 +368,8 @@ pub(crate) struct Lane<'a> {
     pub trains: bool,
     /// See `Network::credit_trains`.
     pub credit_trains: bool,
+    /// See `Network::eject_trains`.
+    pub eject_trains: bool,
     /// Trains may stream (`queue::STREAM`): credit trains, and no port time series (which
     /// logs each flit's cycle).
     pub stream: bool,
@@ -956,6 +958,7 @@ impl Network {
                 trains: self.trains,
                 credit_trains: self.credit_trains,
                 stream: self.credit_trains && !port_series,
+                eject_trains: self.eject_trains,
                 window: (
                     self.cfg.run.warmup,
                     self.cfg.run.warmup + self.cfg.run.measure,

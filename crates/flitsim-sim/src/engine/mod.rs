@@ -66,8 +66,12 @@
 //!   (`buffer::Train`), and a switch blocked on credits wakes in the cycle its head's room is
 //!   back (not with shared buffer pools, or a DTable keeping MTUs together: credits return one
 //!   by one there);
-//! * towards a switch, the sending connection counts the flits between head and tail when the
-//!   head leaves and steps again only for the tail ([`queue::STREAM`]).
+//! * the sending connection counts the flits between head and tail when the head leaves and
+//!   steps again only for the tail ([`queue::STREAM`]);
+//! * towards an endpoint the tail is an event too (it completes the packet there): the NIC
+//!   notes the head's cycle and, when the tail arrives, counts the flits between as delivered
+//!   one per cycle (not with `nic.receive_time`, whose receive processor takes flits one by
+//!   one, nor inside atomic DTable messages, whose packets end flit by flit).
 //!
 //! Readers outside the hot loop (invariants, occupancy samples, the deadlock report, the
 //! flits left at the end) count what is on the link or not yet sent from the same cycles.
@@ -304,6 +308,13 @@ pub struct Network {
     /// `nic.receive_time` > 0: flits reaching a NIC wait for its processor (in `Nic::rx`),
     /// and the switch ports to NICs count credits for the NIC's receive buffer.
     nic_receive: bool,
+    /// Packets reach endpoints as trains too (`trains`, no `nic_receive`, no packets inside
+    /// atomic DTable messages, whose tails are timed flit by flit): the switch sends the
+    /// head and the tail as events and the flits between without, one per cycle.
+    eject_trains: bool,
+    /// Per endpoint, the train it is receiving (`eject_trains`): the packet and the cycle its
+    /// head arrived, or [`PacketId::NONE`].
+    rx_train: Vec<(PacketId, Cycle)>,
     nic_buf: VlAccount,
     nic_sl2vl: Vec<u8>,
     mtu: Vec<u16>,
@@ -568,6 +579,7 @@ impl Network {
     pub fn flit_by_flit(&mut self) {
         self.trains = false;
         self.credit_trains = false;
+        self.eject_trains = false;
     }
 
     /// Records every delivered packet (for tests and debugging; costs memory per packet).
@@ -844,16 +856,55 @@ impl Network {
                     self.credits.release(g, ev.vl, ev.n as u32);
                 }
             } else if self.nic_receive {
+                // (No trains reach NICs then.)
                 // Waits for the NIC's processor (`nic.receive_time`).
                 let nic = &mut self.nics[g - self.nic_base as usize];
                 nic.rx.push_back(*ev);
                 nic.rx_flits += ev.n as u32;
                 nic::set_bit(&mut self.nic_pending, g - self.nic_base as usize, true);
             } else {
+                if self.eject_trains {
+                    let e = g - self.nic_base as usize;
+                    if ev.flags & link::F_TRAIN != 0 {
+                        self.rx_train[e] = (ev.pkt, t);
+                    } else if ev.flags & F_TAIL != 0 && self.rx_train[e].0 == ev.pkt {
+                        // The flits between head and tail arrived one per cycle.
+                        let since = self.rx_train[e].1;
+                        self.rx_train[e].0 = PacketId::NONE;
+                        self.eject_body(ev.pkt, since + 1, t);
+                    }
+                }
                 self.eject(ev, t, in_window);
             }
         }
         self.wheel.restore(t, events);
+    }
+
+    /// The flits of a train between its head and its tail that reach their endpoint one per
+    /// cycle in cycles `from .. to`, counted as [`Network::eject`] counts flits that arrive
+    /// as events (the tail, which arrives as one, completes the packet).
+    fn eject_body(&mut self, pkt: PacketId, from: Cycle, to: Cycle) {
+        if to <= from {
+            return;
+        }
+        let p = self.packets[pkt];
+        let (w0, w1) = (
+            self.cfg.run.warmup,
+            self.cfg.run.warmup + self.cfg.run.measure,
+        );
+        let c = &mut self.counters;
+        c.flits_delivered += to - from;
+        c.window_accepted[p.class.idx()] += to.min(w1).saturating_sub(from.max(w0));
+        if c.ts_bin != 0 {
+            for at in from..to {
+                c.add_to_series(p.class.idx(), at, 1);
+            }
+        }
+        if p.flow != NO_FLOW {
+            for at in from..to {
+                c.flow_delivered(p.flow, at, 1, at >= w0 && at < w1);
+            }
+        }
     }
 
     /// Flits reach their destination endpoint; the tail completes the packet.
@@ -963,8 +1014,38 @@ impl Network {
         let done = t.saturating_sub(1);
         // Streaming packets' flits counted as sent at their heads' start and not sent yet
         // are not flit-hops yet.
-        let unsent: u64 = self.inputs.iter().map(|q| q.unsent(done) as u64).sum();
+        // (Those of a packet to an endpoint were never counted: it is not a switch hop.)
+        let unsent: u64 = self
+            .inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| {
+                let n = q.unsent(done) as u64;
+                let h = q.head().filter(|_| n > 0)?;
+                let s = self.port_names[i / self.vls].0 as usize;
+                let out = self.switches[s].base as usize + h.out_port as usize;
+                self.ports[out].to_switch().then_some(n)
+            })
+            .sum();
         self.counters.flit_hops -= unsent;
+        // Trains reaching endpoints: the flits between head and tail that arrived by cycle
+        // `done` are delivered (counted now); those sent and not arrived are on their links.
+        let mut nic_trains_on_links = 0;
+        for e in 0..self.rx_train.len() {
+            let (pkt, since) = self.rx_train[e];
+            if pkt == PacketId::NONE {
+                continue;
+            }
+            self.rx_train[e].0 = PacketId::NONE;
+            let body = self.packets[pkt].len as u64 - 2;
+            let peer = self.ports[self.nic_base as usize + e].peer;
+            let lat = self.ports[peer.idx()].latency as u64;
+            // Flit k (1 ≤ k ≤ len − 2) arrives in cycle `since + k`, sent `lat` before.
+            let arrived = done.saturating_sub(since).min(body);
+            let sent = (done + lat).saturating_sub(since).min(body);
+            self.eject_body(pkt, since + 1, since + 1 + arrived);
+            nic_trains_on_links += sent - arrived;
+        }
         let trains_on_links: u64 = self
             .inputs
             .iter()
@@ -972,6 +1053,7 @@ impl Network {
             .map(|(i, q)| q.on_link(done, self.ports[i / self.vls].latency as u64) as u64)
             .sum();
         let on_links = trains_on_links
+            + nic_trains_on_links
             + std::iter::once(&self.wheel)
                 .chain(self.lanes.iter().map(|l| &l.wheel))
                 .map(|w| {
@@ -980,6 +1062,8 @@ impl Network {
                     w.flits_in_flight(t, |ev, at| {
                         let lat = self.ports[ev.target.idx()].latency as u64;
                         let len = self.packets[ev.pkt].len as u64;
+                        // A train to an endpoint sends its tail as an event of its own.
+                        let len = len - (ev.target.0 >= self.nic_base) as u64;
                         (t + lat).saturating_sub(at).min(len)
                     })
                 })

@@ -513,7 +513,11 @@ impl Lane<'_> {
                     let mut stream = 0;
                     if !TRAINS {
                     } else if h.sent > 0 {
-                        if h.train & TX_TRAIN != 0 {
+                        // (A train's tail to an endpoint is an event: it completes the packet
+                        // there.)
+                        if h.train & TX_TRAIN != 0
+                            && !(out.to_endpoint() && h.sent as u32 + n == h.len as u32)
+                        {
                             ev.flags |= F_SILENT;
                         }
                         if h.train & LOCKSTEP != 0 && self.credit_trains {
@@ -525,7 +529,7 @@ impl Lane<'_> {
                         // flit per cycle. A switch downstream needs only the head's event
                         // (a train), and the sender upstream gets its credits as one.
                         h.train |= LOCKSTEP;
-                        if !out.to_endpoint() {
+                        if !out.to_endpoint() || self.eject_trains {
                             h.train |= TX_TRAIN;
                             ev.flags |= F_TRAIN;
                         }
