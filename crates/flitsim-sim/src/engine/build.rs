@@ -310,6 +310,8 @@ impl Network {
                 in_waiting: 0,
                 out_ready: 0,
                 wake_at: NEVER,
+                slept: super::switch::AWAKE,
+                wake_event: super::switch::AWAKE,
             });
         }
         for e in 0..n as u32 {

@@ -92,7 +92,17 @@ impl Network {
                 let sw = &self.switches[s];
                 let idle =
                     !sw.dirty && sw.wake_at == NEVER && sw.conns.is_empty() && sw.obuffered == 0;
-                if !idle && !has_bit(&lane.sw_active, s - lane.switches.0) {
+                // Or asleep: only streaming connections, woken when the first steps again.
+                let asleep = !sw.dirty
+                    && sw.wake_at == NEVER
+                    && sw.obuffered == 0
+                    && sw.slept != super::switch::AWAKE
+                    && sw.wake_event != super::switch::AWAKE
+                    && (0..sw.conns.len()).all(|k| {
+                        let wake = sw.wake_event.wrapping_sub(sw.slept) as u64;
+                        sw.conns[k].left as u64 + 1 >= wake
+                    });
+                if !idle && !asleep && !has_bit(&lane.sw_active, s - lane.switches.0) {
                     return Err(format!("switch {s}: busy but out of the active set"));
                 }
             }

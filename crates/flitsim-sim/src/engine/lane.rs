@@ -19,7 +19,7 @@
 use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
-use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN};
+use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN, F_WAKE};
 use super::nic::{all_bits, bit_ahead, has_bit, next_bit, set_bit, Nic};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
@@ -49,6 +49,10 @@ pub(super) const NIC_DELIVER_AHEAD: usize = 2;
 /// How many of the lane's NICs with flits to send ahead the NICs' phase asks for a NIC's
 /// record, on the largest fabrics (`Network::look_further`).
 const NIC_AHEAD: usize = 4;
+/// The lanes' wheels reach at least this many cycles ahead, so that a switch whose packets
+/// stream can sleep until the first of them steps again (`Lane::sleep`; a stream of a
+/// packet longer than this keeps its switch awake).
+const WAKE_HORIZON: u32 = 31;
 
 /// A part of a per-port (or per-switch) vector, indexed by the global index.
 pub(crate) struct Span<'a, T> {
@@ -452,19 +456,40 @@ impl Lane<'_> {
         match order {
             Some(order) => {
                 for &s in order {
-                    self.switch_cycle(s as usize, t, in_window);
+                    let s = s as usize;
+                    self.switch_cycle(s, t, in_window, [s + 1, s + 2, s + 3]);
                 }
             }
             None => {
                 // Only the switches of the active set, in index order (the order of a run
-                // over all of them: an idle switch does nothing).
+                // over all of them: an idle switch does nothing). A switch's cycle clears at
+                // most its own bit, so the next three to visit are known before: the
+                // look-ahead asks for their lines.
                 let base = self.own.switches.0;
-                for w in 0..self.own.sw_active.len() {
-                    let mut word = self.own.sw_active[w];
-                    while word != 0 {
-                        let s = base + w * 64 + word.trailing_zeros() as usize;
-                        word &= word - 1;
-                        self.switch_cycle(s, t, in_window);
+                let bits = |from: usize, own: &LaneOwn| next_bit(&own.sw_active, from);
+                let at = |k: Option<usize>| k.map_or(usize::MAX, |k| base + k);
+                let mut next = bits(0, self.own);
+                // (Where the look-ahead asks for one switch's queues only — output buffers,
+                // no trains, nobody sleeps — the next switches by index do.)
+                let follow = self.look_ahead;
+                let mut ahead = if follow {
+                    let a1 = next.and_then(|k| bits(k + 1, self.own));
+                    let a2 = a1.and_then(|k| bits(k + 1, self.own));
+                    [a1, a2, a2.and_then(|k| bits(k + 1, self.own))]
+                } else {
+                    [None; 3]
+                };
+                while let Some(k) = next {
+                    if follow {
+                        next = ahead[0];
+                        let far = ahead[2].and_then(|k| bits(k + 1, self.own));
+                        let visits = [at(ahead[0]), at(ahead[1]), at(ahead[2])];
+                        self.switch_cycle(base + k, t, in_window, visits);
+                        ahead = [ahead[1], ahead[2], far];
+                    } else {
+                        let s = base + k;
+                        self.switch_cycle(s, t, in_window, [s + 1, s + 2, s + 3]);
+                        next = bits(k + 1, self.own);
                     }
                 }
             }
@@ -527,6 +552,18 @@ impl Lane<'_> {
             if !ev.is_flit() {
                 let (s, p) = self.port_names[g];
                 let sw = &mut self.switches[s as usize];
+                if ev.flags & F_WAKE != 0 {
+                    // A sleeping switch's connection steps again.
+                    if sw.wake_event == t as u32 {
+                        sw.wake_event = super::switch::AWAKE;
+                    }
+                    set_bit(
+                        &mut self.own.sw_active,
+                        s as usize - self.own.switches.0,
+                        true,
+                    );
+                    continue;
+                }
                 if ev.flags & F_TRAIN != 0 {
                     // One credit per cycle from now on: the account counts them as it is
                     // read, and a blocked head wakes its switch when its room is back.
@@ -661,13 +698,26 @@ impl Lane<'_> {
     }
 
     #[inline(always)]
-    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool) {
+    /// One cycle of switch `s`; `ahead` are the next three switches the lane visits (those
+    /// it may ask for lines of).
+    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool, ahead: [usize; 3]) {
         // On large fabrics, ask for the lines the next switches will read: they arrive
         // while this switch works.
         if self.prefetch_queues {
-            self.prefetch_ahead(s);
+            self.prefetch_ahead(ahead);
         }
         let sw = &mut self.switches[s];
+        if sw.slept != super::switch::AWAKE {
+            // Its streaming connections count down the cycles it was not visited in (at
+            // most as many as the first of them had left: it woke no later).
+            let skipped = (t as u32).wrapping_sub(sw.slept) - 1;
+            for k in 0..sw.conns.len() {
+                sw.conns[k].left -= skipped as u16;
+            }
+            sw.slept = super::switch::AWAKE;
+            // Awake (an event woke it, or a visiting order that visits every switch).
+            set_bit(&mut self.own.sw_active, s - self.own.switches.0, true);
+        }
         let allocate = sw.dirty || sw.wake_at <= t;
         if !allocate && sw.conns.is_empty() && sw.obuffered == 0 {
             // Nothing to do (most switches at low load): one look at the switch, and none
@@ -697,9 +747,44 @@ impl Lane<'_> {
         if self.switches[s].obuffered > 0 {
             self.drain_outputs(s, t, in_window);
         }
+        if self.trains {
+            self.sleep(s, t);
+        }
     }
 
-    /// On large fabrics, while switch `s` works, asks for the lines later switches will read:
+    /// A switch whose connections all stream (`queue::STREAM`: they only count down) and
+    /// that has nothing else to do — no allocation due or pending, no output buffer —
+    /// leaves the active set until the first of them steps again, with a wake-up event on
+    /// the lane's wheel for that cycle; its countdowns catch up when it is next visited
+    /// (whatever woke it). At load a switch with a streaming packet has nothing else to do
+    /// in most cycles of it: visiting it cost a look at its state and the look-ahead for
+    /// the switches after it. Only where the wheel reaches that far (`WAKE_HORIZON`).
+    #[inline(always)]
+    fn sleep(&mut self, s: usize, t: Cycle) {
+        let sw = &mut self.switches[s];
+        if sw.dirty || sw.wake_at != NEVER || sw.obuffered > 0 || sw.conns.is_empty() {
+            return;
+        }
+        let mut first = u16::MAX;
+        for k in 0..sw.conns.len() {
+            first = first.min(sw.conns[k].left);
+        }
+        // (A connection that steps in the next cycle keeps the switch awake.)
+        if first == 0 || first as u64 + 1 > self.own.wheel.mask {
+            return;
+        }
+        let at = t + first as u64 + 1;
+        sw.slept = t as u32;
+        if sw.wake_event != at as u32 {
+            sw.wake_event = at as u32;
+            let base = PortIdx(sw.base);
+            self.own.wheel.push(at, Event::wake(base));
+        }
+        set_bit(&mut self.own.sw_active, s - self.own.switches.0, false);
+    }
+
+    /// On large fabrics, while a switch works, asks for the lines the switches the lane
+    /// visits next (`ahead`: the next three of its active set) will read:
     /// [`PREFETCH_AHEAD`] places on, the input queues of its connections and (`look_ahead`)
     /// of its waiting heads, and its connections' output ports; one place on, whose queues
     /// were asked for in the same way a switch earlier, the credit counts and output
@@ -707,9 +792,9 @@ impl Lane<'_> {
     /// [`PREFETCH_AHEAD`], the lines of its per-port state that the look at it as the
     /// switch [`PREFETCH_AHEAD`] ahead and its own allocation read.
     #[inline(always)]
-    fn prefetch_ahead(&self, s: usize) {
+    fn prefetch_ahead(&self, ahead: [usize; 3]) {
         let vls = self.vls;
-        if let Some(next) = self.switches.get(s + PREFETCH_AHEAD) {
+        if let Some(next) = self.switches.get(ahead[PREFETCH_AHEAD - 1]) {
             self.prefetch_conn_inputs(next, 0, PREFETCH_CONNS);
             if self.look_further {
                 // The connections beyond those in line (many on high-radix switches), which
@@ -732,11 +817,11 @@ impl Lane<'_> {
         // Three ahead, on the largest fabrics: the lines of its ports' crossbar state that the
         // look two ahead and its own allocation read (a switch's ports are contiguous).
         if !self.look_further {
-        } else if let Some(next) = self.switches.get(s + PREFETCH_AHEAD + 1) {
+        } else if let Some(next) = self.switches.get(ahead[PREFETCH_AHEAD]) {
             let (base, np) = (next.base as usize, next.nports as usize);
             prefetch_lines(&self.xbar, base, np);
         }
-        if let Some(next) = self.switches.get(s + 1) {
+        if let Some(next) = self.switches.get(ahead[0]) {
             if self.look_further {
                 self.prefetch_conn_inputs(next, PREFETCH_CONNS, usize::MAX);
             }
@@ -1244,6 +1329,14 @@ impl Network {
         }
         cuts.push(nsw);
         let latency = self.ports.iter().map(|p| p.latency).max().unwrap_or(1);
+        // With trains the wheels also carry sleeping switches' wake-up events (`Lane::sleep`).
+        // (Not longer otherwise: each slot keeps its own vector of events, and a saturated
+        // Omni-Path torus's events outgrew the cache with four times as many slots.)
+        let latency = if self.trains {
+            latency.max(WAKE_HORIZON)
+        } else {
+            latency
+        };
         self.lanes = self.lanes_at(&cuts, latency, cuts.len() > 2);
         self.balance_phases = 0;
         self.balance_every = BALANCE_FIRST;

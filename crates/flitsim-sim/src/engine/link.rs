@@ -20,6 +20,8 @@ pub(crate) const F_TAIL: u8 = 4;
 pub(crate) const F_TRAIN: u8 = 8;
 /// A train's body flit: sent and counted, but it puts no event on the link.
 pub(crate) const F_SILENT: u8 = 16;
+/// Not a link event: the switch of the target port wakes (see `Lane::sleep`).
+pub(crate) const F_WAKE: u8 = 32;
 
 /// A flit batch or a credit return in flight on a link.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +62,18 @@ impl Event {
 }
 
 impl Event {
+    /// Wakes the switch of port `target` in the cycle it is delivered.
+    #[inline(always)]
+    pub fn wake(target: PortIdx) -> Event {
+        Event {
+            target,
+            pkt: PacketId(0),
+            n: 0,
+            vl: Vl(0),
+            flags: F_WAKE,
+        }
+    }
+
     /// `n` credits of VL `vl` for output port `target`.
     #[inline(always)]
     pub fn credits(target: PortIdx, n: u32, vl: Vl) -> Event {

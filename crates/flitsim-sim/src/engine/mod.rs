@@ -49,7 +49,11 @@
 //! A cycle visits only the switches of each lane's active set (`lane::LaneOwn::sw_active`): a
 //! switch leaves it when it finds itself idle with no wake-up time, and rejoins it when a
 //! credit makes it dirty or a head gives it a wake-up time; the NICs likewise (those with
-//! flits to send). When the whole fabric is idle the run skips to the next message.
+//! flits to send). A switch whose connections all stream (trains) and that has nothing else
+//! to do leaves it too, with a wake-up event on its lane's wheel for the cycle the first of
+//! them steps again (`Lane::sleep`). The look-ahead of large fabrics asks for the lines of
+//! the next switches of the active set, not of the next by index. When the whole fabric is
+//! idle the run skips to the next message.
 //!
 //! # Trains (how the engine avoids one event per flit)
 //!

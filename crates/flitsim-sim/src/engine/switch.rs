@@ -158,9 +158,18 @@ pub(crate) struct SwitchState {
     /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
+    /// The cycle (its low 32 bits) the switch went to sleep in, or [`AWAKE`]: its connections
+    /// all stream and it has nothing else to do, so it left its lane's active set with a
+    /// wake-up event for the cycle the first of them steps again (see `Lane::sleep`).
+    pub slept: u32,
+    /// The cycle (low 32 bits) of the wake-up event it last put on the wheel, or [`AWAKE`].
+    pub wake_event: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<SwitchState>() == 128);
+
+/// [`SwitchState::slept`] and [`SwitchState::wake_event`]: none.
+pub(crate) const AWAKE: u32 = u32::MAX;
 
 impl SwitchState {
     /// Input port `p` (of this switch) has a waiting head now.
