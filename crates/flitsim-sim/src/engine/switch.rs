@@ -34,6 +34,7 @@ const _: () = assert!(std::mem::size_of::<Conn>() == 12);
 /// The open crossbar connections of a switch, in the order they opened (with
 /// `swap_remove`'s reordering): the first four in line, the rest in a vector.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct ConnList {
     n: u16,
     inline: [Conn; ConnList::INLINE],
@@ -149,6 +150,13 @@ pub(crate) struct SwitchState {
     pub dirty: bool,
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     pub credit_blocked: bool,
+    /// The cycle (its low 32 bits) the switch went to sleep in, or [`AWAKE`]: its connections
+    /// all stream and it has nothing else to do, so it left its lane's active set with a
+    /// wake-up event for the cycle the first of them steps again (see `Lane::sleep`). In the
+    /// first line: every visit reads it.
+    pub slept: u32,
+    /// The cycle (low 32 bits) of the wake-up event it last put on the wheel, or [`AWAKE`].
+    pub wake_event: u32,
     /// Bit `p` (of ports 0–63): input port `p` has a waiting head. The allocator visits only
     /// these inputs among ports 0–63, and every port from 64 on (the Omni-Path central
     /// crossbar's 72 ports have their inputs first, all below 64).
@@ -158,15 +166,18 @@ pub(crate) struct SwitchState {
     /// from 64 on.
     pub out_ready: u64,
     pub conns: ConnList,
-    /// The cycle (its low 32 bits) the switch went to sleep in, or [`AWAKE`]: its connections
-    /// all stream and it has nothing else to do, so it left its lane's active set with a
-    /// wake-up event for the cycle the first of them steps again (see `Lane::sleep`).
-    pub slept: u32,
-    /// The cycle (low 32 bits) of the wake-up event it last put on the wheel, or [`AWAKE`].
-    pub wake_event: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<SwitchState>() == 128);
+// What a visit reads, the connection count and the first connection included, is in the
+// first line (`ConnList` is `repr(C)`: Rust had put its vector first and the count in the
+// second line).
+const _: () = assert!(
+    std::mem::offset_of!(SwitchState, conns)
+        + std::mem::offset_of!(ConnList, inline)
+        + std::mem::size_of::<Conn>()
+        <= 64
+);
 
 /// [`SwitchState::slept`] and [`SwitchState::wake_event`]: none.
 pub(crate) const AWAKE: u32 = u32::MAX;
