@@ -697,9 +697,9 @@ impl Lane<'_> {
         self.own.buffered += recv as i64;
     }
 
-    #[inline(always)]
     /// One cycle of switch `s`; `ahead` are the next three switches the lane visits (those
     /// it may ask for lines of).
+    #[inline(always)]
     fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool, ahead: [usize; 3]) {
         // On large fabrics, ask for the lines the next switches will read: they arrive
         // while this switch works.

@@ -886,28 +886,18 @@ impl Network {
 
     /// The flits of a train between its head and its tail that reach their endpoint one per
     /// cycle in cycles `from .. to`, counted as [`Network::eject`] counts flits that arrive
-    /// as events (the tail, which arrives as one, completes the packet).
+    /// as events, cycle by cycle (the tail, which arrives as one, completes the packet).
     fn eject_body(&mut self, pkt: PacketId, from: Cycle, to: Cycle) {
-        if to <= from {
-            return;
-        }
         let p = self.packets[pkt];
         let (w0, w1) = (
             self.cfg.run.warmup,
             self.cfg.run.warmup + self.cfg.run.measure,
         );
-        let c = &mut self.counters;
-        c.flits_delivered += to - from;
-        c.window_accepted[p.class.idx()] += to.min(w1).saturating_sub(from.max(w0));
-        if c.ts_bin != 0 {
-            for at in from..to {
-                c.add_to_series(p.class.idx(), at, 1);
-            }
-        }
-        if p.flow != NO_FLOW {
-            for at in from..to {
-                c.flow_delivered(p.flow, at, 1, at >= w0 && at < w1);
-            }
+        let flow = (p.flow != NO_FLOW).then_some(p.flow);
+        for at in from..to {
+            let in_window = at >= w0 && at < w1;
+            self.counters
+                .delivered(p.class.idx(), flow, at, 1, in_window);
         }
     }
 
@@ -916,16 +906,8 @@ impl Network {
     pub(crate) fn eject(&mut self, ev: &Event, t: Cycle, in_window: bool) {
         let p = self.packets[ev.pkt];
         let c = &mut self.counters;
-        c.flits_delivered += ev.n as u64;
-        if in_window {
-            c.window_accepted[p.class.idx()] += ev.n as u64;
-        }
-        if c.ts_bin != 0 {
-            c.add_to_series(p.class.idx(), t, ev.n as u64);
-        }
-        if p.flow != NO_FLOW {
-            c.flow_delivered(p.flow, t, ev.n as u64, in_window);
-        }
+        let flow = (p.flow != NO_FLOW).then_some(p.flow);
+        c.delivered(p.class.idx(), flow, t, ev.n as u64, in_window);
         // The packets inside an atomic DTable message whose tails arrive now (the message's
         // last packet is counted with its tail below).
         let sp = self.sub_packet;

@@ -123,6 +123,23 @@ impl Collector {
         }
     }
 
+    /// Counts `flits` flits of class `c` (and of `flow`, if it is one: `Some`) reaching their
+    /// endpoint in cycle `t` (in the window when `in_window`): delivered flits, the window's
+    /// accepted flits, and the class's and flow's time series.
+    #[inline]
+    pub fn delivered(&mut self, c: usize, flow: Option<u32>, t: u64, flits: u64, in_window: bool) {
+        self.flits_delivered += flits;
+        if in_window {
+            self.window_accepted[c] += flits;
+        }
+        if self.ts_bin != 0 {
+            self.add_to_series(c, t, flits);
+        }
+        if let Some(f) = flow {
+            self.flow_delivered(f, t, flits, in_window);
+        }
+    }
+
     /// Counts `flits` flits of `flow` delivered in cycle `t` (in the window when `in_window`).
     #[inline]
     pub fn flow_delivered(&mut self, flow: u32, t: u64, flits: u64, in_window: bool) {
