@@ -483,6 +483,9 @@ impl Lane<'_> {
                     if follow {
                         next = ahead[0];
                         let far = ahead[2].and_then(|k| bits(k + 1, self.own));
+                        if let Some(sw) = far.and_then(|f| self.switches.get(base + f)) {
+                            super::prefetch_all(sw);
+                        }
                         let visits = [at(ahead[0]), at(ahead[1]), at(ahead[2])];
                         self.switch_cycle(base + k, t, in_window, visits);
                         ahead = [ahead[1], ahead[2], far];
@@ -539,6 +542,7 @@ impl Lane<'_> {
                             if let Some(sw) = self.switches.get(s as usize) {
                                 super::prefetch(sw);
                             }
+                            self.sl2vl.prefetch(s);
                             super::prefetch(&self.ports[g]);
                         }
                     }
@@ -704,7 +708,7 @@ impl Lane<'_> {
         // On large fabrics, ask for the lines the next switches will read: they arrive
         // while this switch works.
         if self.prefetch_queues {
-            self.prefetch_ahead(ahead);
+            self.prefetch_ahead(t, ahead);
         }
         let sw = &mut self.switches[s];
         if sw.slept != super::switch::AWAKE {
@@ -792,10 +796,10 @@ impl Lane<'_> {
     /// [`PREFETCH_AHEAD`], the lines of its per-port state that the look at it as the
     /// switch [`PREFETCH_AHEAD`] ahead and its own allocation read.
     #[inline(always)]
-    fn prefetch_ahead(&self, ahead: [usize; 3]) {
+    fn prefetch_ahead(&self, t: Cycle, ahead: [usize; 3]) {
         let vls = self.vls;
         if let Some(next) = self.switches.get(ahead[PREFETCH_AHEAD - 1]) {
-            self.prefetch_conn_inputs(next, 0, PREFETCH_CONNS);
+            self.prefetch_conn_inputs(next, t, 0, PREFETCH_CONNS);
             if self.look_further {
                 // The connections beyond those in line (many on high-radix switches), which
                 // the look one ahead reads.
@@ -823,7 +827,7 @@ impl Lane<'_> {
         }
         if let Some(next) = self.switches.get(ahead[0]) {
             if self.look_further {
-                self.prefetch_conn_inputs(next, PREFETCH_CONNS, usize::MAX);
+                self.prefetch_conn_inputs(next, t, PREFETCH_CONNS, usize::MAX);
             }
             let base = next.base as usize;
             for ip in super::switch::PortSet::new(next.in_waiting, 0) {
@@ -853,10 +857,17 @@ impl Lane<'_> {
     /// (`look_ahead`) the facts of both ports. A streaming connection (`left > 0`) only counts
     /// down in this cycle: it reads none of them.
     #[inline(always)]
-    fn prefetch_conn_inputs(&self, sw: &SwitchState, from: usize, to: usize) {
+    fn prefetch_conn_inputs(&self, sw: &SwitchState, t: Cycle, from: usize, to: usize) {
+        // A sleeping switch's countdowns are behind by the cycles it slept (caught up at
+        // its visit): the connections that step are those they have run out by now.
+        let skipped = if sw.slept == super::switch::AWAKE {
+            0
+        } else {
+            ((t as u32).wrapping_sub(sw.slept) - 1) as u16
+        };
         for k in from..sw.conns.len().min(to) {
             let c = sw.conns[k];
-            if c.left > 0 {
+            if c.left > skipped {
                 continue;
             }
             super::prefetch(&self.inputs[c.input.idx() * self.vls + c.in_vl.idx()]);

@@ -230,6 +230,15 @@ impl Sl2VlTables {
         }
     }
 
+    /// Asks for the line of switch `s`'s entry (where its table is), which a head routed
+    /// there reads first; the tables themselves are few and stay in cache.
+    #[inline(always)]
+    pub fn prefetch(&self, s: u32) {
+        if let Some(a) = self.at.get(s as usize) {
+            super::prefetch(a);
+        }
+    }
+
     /// The VL of wire SL `sl` from `in_port` to `out_port` of fabric switch `s` (as
     /// [`FabricConfig::vl`]).
     #[inline(always)]
