@@ -28,7 +28,10 @@ use super::queue::{BufPkt, RX_TRAIN};
 use super::route::{Organisation, RouteSource, Sl2VlTables};
 use super::switch::{Conn, SwitchState};
 use super::XbarPort;
-use super::{Network, PortInfo, VisitOrder, PREFETCH_AHEAD, PREFETCH_CONNS};
+use super::{
+    Network, PortInfo, VisitOrder, FURTHER_QUEUE_AHEAD, HEADS_AHEAD, LOOK, PREFETCH_AHEAD,
+    PREFETCH_CONNS, XBAR_AHEAD,
+};
 use crate::config::Switching;
 use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler};
@@ -457,13 +460,13 @@ impl Lane<'_> {
             Some(order) => {
                 for &s in order {
                     let s = s as usize;
-                    self.switch_cycle(s, t, in_window, [s + 1, s + 2, s + 3]);
+                    self.switch_cycle(s, t, in_window, std::array::from_fn(|j| s + 1 + j));
                 }
             }
             None => {
                 // Only the switches of the active set, in index order (the order of a run
                 // over all of them: an idle switch does nothing). A switch's cycle clears at
-                // most its own bit, so the next three to visit are known before: the
+                // most its own bit, so the next ones to visit are known before: the
                 // look-ahead asks for their lines.
                 let base = self.own.switches.0;
                 let bits = |from: usize, own: &LaneOwn| next_bit(&own.sw_active, from);
@@ -472,26 +475,28 @@ impl Lane<'_> {
                 // (Where the look-ahead asks for one switch's queues only — output buffers,
                 // no trains, nobody sleeps — the next switches by index do.)
                 let follow = self.look_ahead;
-                let mut ahead = if follow {
-                    let a1 = next.and_then(|k| bits(k + 1, self.own));
-                    let a2 = a1.and_then(|k| bits(k + 1, self.own));
-                    [a1, a2, a2.and_then(|k| bits(k + 1, self.own))]
-                } else {
-                    [None; 3]
-                };
+                let mut ahead = [None; LOOK];
+                if follow {
+                    let mut a = next;
+                    for slot in ahead.iter_mut() {
+                        a = a.and_then(|k| bits(k + 1, self.own));
+                        *slot = a;
+                    }
+                }
                 while let Some(k) = next {
                     if follow {
                         next = ahead[0];
-                        let far = ahead[2].and_then(|k| bits(k + 1, self.own));
+                        let far = ahead[LOOK - 1].and_then(|k| bits(k + 1, self.own));
                         if let Some(sw) = far.and_then(|f| self.switches.get(base + f)) {
                             super::prefetch_all(sw);
                         }
-                        let visits = [at(ahead[0]), at(ahead[1]), at(ahead[2])];
+                        let visits: [usize; LOOK] = std::array::from_fn(|j| at(ahead[j]));
                         self.switch_cycle(base + k, t, in_window, visits);
-                        ahead = [ahead[1], ahead[2], far];
+                        ahead.copy_within(1.., 0);
+                        ahead[LOOK - 1] = far;
                     } else {
                         let s = base + k;
-                        self.switch_cycle(s, t, in_window, [s + 1, s + 2, s + 3]);
+                        self.switch_cycle(s, t, in_window, std::array::from_fn(|j| s + 1 + j));
                         next = bits(k + 1, self.own);
                     }
                 }
@@ -701,10 +706,10 @@ impl Lane<'_> {
         self.own.buffered += recv as i64;
     }
 
-    /// One cycle of switch `s`; `ahead` are the next three switches the lane visits (those
+    /// One cycle of switch `s`; `ahead` are the next [`LOOK`] switches the lane visits (those
     /// it may ask for lines of).
     #[inline(always)]
-    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool, ahead: [usize; 3]) {
+    fn switch_cycle(&mut self, s: usize, t: Cycle, in_window: bool, ahead: [usize; LOOK]) {
         // On large fabrics, ask for the lines the next switches will read: they arrive
         // while this switch works.
         if self.prefetch_queues {
@@ -788,17 +793,23 @@ impl Lane<'_> {
     }
 
     /// On large fabrics, while a switch works, asks for the lines the switches the lane
-    /// visits next (`ahead`: the next three of its active set) will read:
-    /// [`PREFETCH_AHEAD`] places on, the input queues of its connections and (`look_ahead`)
-    /// of its waiting heads, and its connections' output ports; one place on, whose queues
-    /// were asked for in the same way a switch earlier, the credit counts and output
-    /// schedulers its waiting heads will check; and (`look_further`) one place further than
-    /// [`PREFETCH_AHEAD`], the lines of its per-port state that the look at it as the
-    /// switch [`PREFETCH_AHEAD`] ahead and its own allocation read.
+    /// visits next (`ahead`: the next [`LOOK`] of its active set) will read:
+    /// [`PREFETCH_AHEAD`] places on ([`FURTHER_QUEUE_AHEAD`] with `look_further`), the input
+    /// queues of its connections and (`look_ahead`) of its waiting heads, and its
+    /// connections' output ports; [`HEADS_AHEAD`] place on, whose queues were asked for in
+    /// the same way switches earlier, the credit counts and output schedulers its waiting
+    /// heads will check; and (`look_further`) [`XBAR_AHEAD`] places on, the lines of its
+    /// per-port crossbar state that the look at its queues and its own allocation read. (The
+    /// switch state itself is asked for one place beyond `ahead`, by `run_switches`.)
     #[inline(always)]
-    fn prefetch_ahead(&self, t: Cycle, ahead: [usize; 3]) {
+    fn prefetch_ahead(&self, t: Cycle, ahead: [usize; LOOK]) {
         let vls = self.vls;
-        if let Some(next) = self.switches.get(ahead[PREFETCH_AHEAD - 1]) {
+        let queues_at = if self.look_further {
+            FURTHER_QUEUE_AHEAD
+        } else {
+            PREFETCH_AHEAD
+        };
+        if let Some(next) = self.switches.get(ahead[queues_at - 1]) {
             self.prefetch_conn_inputs(next, t, 0, PREFETCH_CONNS);
             if self.look_further {
                 // The connections beyond those in line (many on high-radix switches), which
@@ -818,14 +829,14 @@ impl Lane<'_> {
         if !self.look_ahead {
             return;
         }
-        // Three ahead, on the largest fabrics: the lines of its ports' crossbar state that the
-        // look two ahead and its own allocation read (a switch's ports are contiguous).
+        // On the largest fabrics: the lines of its ports' crossbar state that the look at its
+        // queues and its own allocation read (a switch's ports are contiguous).
         if !self.look_further {
-        } else if let Some(next) = self.switches.get(ahead[PREFETCH_AHEAD]) {
+        } else if let Some(next) = self.switches.get(ahead[XBAR_AHEAD - 1]) {
             let (base, np) = (next.base as usize, next.nports as usize);
             prefetch_lines(&self.xbar, base, np);
         }
-        if let Some(next) = self.switches.get(ahead[0]) {
+        if let Some(next) = self.switches.get(ahead[HEADS_AHEAD - 1]) {
             if self.look_further {
                 self.prefetch_conn_inputs(next, t, PREFETCH_CONNS, usize::MAX);
             }
