@@ -549,6 +549,10 @@ impl Lane<'_> {
                             }
                             self.sl2vl.prefetch(s);
                             super::prefetch(&self.ports[g]);
+                            // Its input's crossbar record, which it marks waiting.
+                            if let Some(x) = self.xbar.get(g) {
+                                super::prefetch(x);
+                            }
                         }
                     }
                 } else if self.look_further {
