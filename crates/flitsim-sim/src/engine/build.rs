@@ -559,6 +559,7 @@ impl Network {
             phase_cuts: Default::default(),
             balance_phases: 0,
             balance_every: super::lane::BALANCE_FIRST,
+            lane_weight: Vec::new(),
             switches,
             nic_pending: vec![0; n.div_ceil(64)],
             nics,

@@ -1174,8 +1174,9 @@ impl Network {
 
     /// Every [`BALANCE_EVERY`] switch phases (the first times sooner: after [`BALANCE_FIRST`]
     /// phases, then twice as many each time), moves the lanes' boundaries so that the lanes
-    /// take about equally long: from the time each lane's runs took, assumed spread evenly
-    /// over its switches, the cuts that would split that time evenly, moved half way there.
+    /// take about equally long: from the time each lane's runs took, assumed spread over its
+    /// switches by their weights (`lane_weights`: a 16-ary 4-tree's leaves carry all its
+    /// NICs), the cuts that would split that time evenly, moved half way there.
     /// Results do not depend on the cuts (see [`Network::recut_lanes`]); only speed does.
     fn balance_lanes(&mut self) {
         self.balance_phases += 1;
@@ -1212,9 +1213,11 @@ impl Network {
         let mut cuts = vec![0usize];
         let mut acc = 0.0;
         for (k, l) in self.lanes.iter().enumerate() {
-            let per_switch = busy[k] / (l.switches.1 - l.switches.0) as f64;
-            for s in l.switches.0..l.switches.1 {
-                acc += per_switch;
+            // The lane's time spread over its switches by their weights.
+            let weights = &self.lane_weight[l.switches.0..l.switches.1];
+            let per_weight = busy[k] / weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+            for (s, w) in (l.switches.0..l.switches.1).zip(weights) {
+                acc += per_weight * w;
                 let j = cuts.len();
                 if j < n && acc >= target * j as f64 && nsw - (s + 1) >= n - j {
                     cuts.push(s + 1);
@@ -1275,6 +1278,8 @@ const BALANCE_EVERY: u32 = 1024;
 /// which leaves the lanes with the NICs (a fat tree's leaves) the heavier ones; a run of a few
 /// thousand cycles of a large fabric used to keep them nearly to its end.
 pub(super) const BALANCE_FIRST: u32 = 32;
+/// A NIC's weight in the lanes' cuts, in switch ports (see `Network::lane_weights`).
+const NIC_WEIGHT: f64 = 4.0;
 
 /// Test hook: every this many phases, cut the lanes at pseudo-random switches instead of
 /// balancing them (0: off).
@@ -1329,9 +1334,9 @@ fn pseudo_random_cuts(switches: usize, lanes: usize, seed: u32) -> Vec<usize> {
 }
 
 impl Network {
-    /// Splits the switch phase into `n` lanes of contiguous switches with about as many ports
-    /// each (at most one per switch), each run on its own thread when `n > 1`. Call before
-    /// [`Network::run`]; results do not depend on `n`.
+    /// Splits the switch phase into `n` lanes of contiguous switches of about equal weight
+    /// each — ports, and the NICs attached (`lane_weights`) — each run on its own thread
+    /// when `n > 1`. Call before [`Network::run`]; results do not depend on `n`.
     pub(crate) fn set_lanes(&mut self, n: usize) -> Result<(), String> {
         let nsw = self.switches.len();
         let n = n.clamp(1, nsw.max(1));
@@ -1341,17 +1346,26 @@ impl Network {
             .windows(2)
             .all(|w| w[1].base == w[0].base + w[0].nports as u32);
         let n = if contiguous { n } else { 1 };
-        let total = self.nic_base as usize;
+        self.lane_weight = if n > 1 {
+            self.lane_weights()
+        } else {
+            Vec::new()
+        };
+        let total: f64 = self.lane_weight.iter().sum();
         let mut cuts = vec![0usize];
-        let mut ports = 0usize;
-        for (s, sw) in self.switches.iter().enumerate() {
-            ports += sw.nports as usize;
+        let mut acc = 0.0;
+        for (s, w) in self.lane_weight.iter().enumerate() {
+            acc += w;
             let k = cuts.len();
-            // Close lane k − 1 after the switch that reaches its share of the ports, leaving
+            // Close lane k − 1 after the switch that reaches its share of the weight, leaving
             // at least one switch for each lane still to come.
-            if k < n && ports * n >= total * k && nsw - (s + 1) >= n - k {
+            if k < n && acc * n as f64 >= total * k as f64 && nsw - (s + 1) >= n - k {
                 cuts.push(s + 1);
             }
+        }
+        while cuts.len() < n {
+            let k = cuts.len();
+            cuts.push(nsw - (n - k));
         }
         cuts.push(nsw);
         let latency = self.ports.iter().map(|p| p.latency).max().unwrap_or(1);
@@ -1367,6 +1381,21 @@ impl Network {
         self.balance_phases = 0;
         self.balance_every = BALANCE_FIRST;
         Ok(())
+    }
+
+    /// Per switch, the share of a lane's time the cuts assume it takes: its ports, and
+    /// [`NIC_WEIGHT`] for each NIC attached to it (whose cycles run in the switch's lane).
+    fn lane_weights(&self) -> Vec<f64> {
+        let mut w: Vec<f64> = self.switches.iter().map(|sw| sw.nports as f64).collect();
+        for e in 0..self.n_endpoints {
+            let peer = self.ports[self.nic_base as usize + e].peer;
+            if let Some(&(s, _)) = self.port_names.get(peer.idx()) {
+                if let Some(x) = w.get_mut(s as usize) {
+                    *x += NIC_WEIGHT;
+                }
+            }
+        }
+        w
     }
 
     /// Lanes of the switches `cuts[k] .. cuts[k + 1]`, their ports, and the NICs attached to

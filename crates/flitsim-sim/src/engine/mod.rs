@@ -304,6 +304,8 @@ pub struct Network {
     balance_phases: u32,
     /// Switch phases from one balancing of the lanes to the next (see `balance_lanes`).
     balance_every: u32,
+    /// Per switch, its share of a lane's work as the lanes' cuts assume it (`lane_weights`).
+    lane_weight: Vec<f64>,
     // Endpoints and traffic.
     nics: Vec<Nic>,
     /// The NICs with something to do before the switch phase (bit per endpoint: see
