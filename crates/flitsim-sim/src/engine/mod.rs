@@ -730,9 +730,14 @@ impl Network {
                     // On large fabrics, the NIC `NIC_PREPARE_AHEAD` pending NICs on: its
                     // record and its buffer's counts (a NIC's preparation changes only its
                     // own pending bit).
-                    let mut ahead = self
-                        .prefetch_packets()
+                    // Half as far, the headers of its buffer's queues (read from the
+                    // record), which a refill pushes its packets onto.
+                    let prefetch = self.prefetch_packets();
+                    let mut ahead = prefetch
                         .then(|| nic::bit_ahead(&self.nic_pending, 0, NIC_PREPARE_AHEAD))
+                        .flatten();
+                    let mut near = prefetch
+                        .then(|| nic::bit_ahead(&self.nic_pending, 0, NIC_PREPARE_AHEAD / 2))
                         .flatten();
                     let mut e = 0;
                     while let Some(k) = nic::next_bit(&self.nic_pending, e) {
@@ -740,6 +745,12 @@ impl Network {
                             prefetch_all(&self.nics[a]);
                             self.nic_buf.prefetch(a, Vl(0));
                             ahead = nic::next_bit(&self.nic_pending, a + 1);
+                        }
+                        if let Some(a) = near {
+                            let q = self.nics[a].queues.as_slice();
+                            prefetch_ptr(q.as_ptr());
+                            prefetch_ptr(q.as_ptr().wrapping_add(q.len().saturating_sub(1)));
+                            near = nic::next_bit(&self.nic_pending, a + 1);
                         }
                         self.prepare_nic(k, t, in_window);
                         e = k + 1;
@@ -856,6 +867,11 @@ impl Network {
                         self.packets.prefetch(next.pkt);
                         if next.flags & F_TAIL != 0 {
                             self.messages.prefetch(self.packets[next.pkt].msg);
+                        }
+                        // The endpoint's train record, which a head sets and a tail reads.
+                        let e = next.target.idx().wrapping_sub(self.nic_base as usize);
+                        if let Some(r) = self.rx_train.get(e) {
+                            self::prefetch(r);
                         }
                     }
                 }
