@@ -52,8 +52,10 @@
 //! flits to send). A switch whose connections all stream (trains) and that has nothing else
 //! to do leaves it too, with a wake-up event on its lane's wheel for the cycle the first of
 //! them steps again (`Lane::sleep`). The look-ahead of large fabrics asks for the lines of
-//! the next switches of the active set, not of the next by index. When the whole fabric is
-//! idle the run skips to the next message.
+//! the next switches of the active set, not of the next by index; on the largest it is a
+//! pipeline whose stages (the switch's state, its ports' crossbar records, its queues, its
+//! heads' output facts) each read what the one two visits earlier asked for (`LOOK` and the
+//! constants beside it). When the whole fabric is idle the run skips to the next message.
 //!
 //! # Trains (how the engine avoids one event per flit)
 //!
