@@ -8,10 +8,11 @@
 //! panic.
 mod common;
 use common::{
-    example, run, short_with, without_performance, MINHOP_8X8_DEADLOCK, OPA_TORUS_SHORT, TORUS,
-    TORUS_VARIANTS,
+    assemble, example, parse, run, short_with, without_performance, MINHOP_8X8_DEADLOCK,
+    OPA_TORUS_SHORT, TORUS, TORUS_VARIANTS,
 };
 use flitsim_sim::engine::lane::force_look_ahead;
+use flitsim_sim::Network;
 
 /// The results of `sets` on `threads` threads, with the look-ahead forced or not.
 fn results(text: &str, origin: &str, sets: &[&str], threads: usize, forced: bool) -> String {
@@ -52,4 +53,38 @@ fn looking_ahead_does_not_change_results() {
     );
     assert!(run(TORUS, "test", MINHOP_8X8_DEADLOCK).deadlock.is_some());
     same_with_and_without(TORUS, "test", MINHOP_8X8_DEADLOCK);
+    shuffled_order_with_look_ahead();
+}
+
+/// A shuffled visiting order (the engine tests' check that the order of visits within a cycle
+/// does not matter) with the look-ahead on: the look-ahead then asks about switches by index,
+/// among them sleeping switches and ones that went to sleep earlier in the same cycle, whose
+/// countdowns it must read without overflowing (debug builds check), and the results stay
+/// those of the plain run.
+/// (Called from the test above: the hook is process-wide, and tests run in parallel.)
+fn shuffled_order_with_look_ahead() {
+    let torus = example("torus-8x8-uniform.toml");
+    let cfg = parse(
+        &torus,
+        "torus-8x8-uniform.toml",
+        &short_with(&["traffic.load=0.3", "run.check_invariants=16"]),
+    );
+    let (topo, fabric) = assemble(&cfg);
+    let params = cfg.params();
+    let plain = Network::build(&params, &topo, fabric.clone())
+        .unwrap()
+        .run()
+        .unwrap();
+    force_look_ahead(true);
+    for seed in [1, 2] {
+        let mut net = Network::build(&params, &topo, fabric.clone()).unwrap();
+        net.shuffle_visit_order(seed);
+        let r = net.run().unwrap();
+        assert_eq!(
+            without_performance(&r),
+            without_performance(&plain),
+            "shuffle seed {seed}"
+        );
+    }
+    force_look_ahead(false);
 }

@@ -874,11 +874,17 @@ impl Lane<'_> {
     #[inline(always)]
     fn prefetch_conn_inputs(&self, sw: &SwitchState, t: Cycle, from: usize, to: usize) {
         // A sleeping switch's countdowns are behind by the cycles it slept (caught up at
-        // its visit): the connections that step are those they have run out by now.
+        // its visit): the connections that step are those they have run out by now. (Only
+        // a request for lines: a switch that went to sleep in this very cycle, which a
+        // shuffled visiting order can put here, or one asleep for long, asks for nothing
+        // wrong.)
         let skipped = if sw.slept == super::switch::AWAKE {
             0
         } else {
-            ((t as u32).wrapping_sub(sw.slept) - 1) as u16
+            (t as u32)
+                .wrapping_sub(sw.slept)
+                .saturating_sub(1)
+                .min(u16::MAX as u32) as u16
         };
         for k in from..sw.conns.len().min(to) {
             let c = sw.conns[k];
