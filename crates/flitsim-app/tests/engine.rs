@@ -1,9 +1,12 @@
 //! Behaviour of the engine on whole fabrics: conservation, load, determinism, ordering,
 //! saturation, deadlock detection and configuration errors.
 mod common;
-use common::{assemble, network, parse, run_err, without_performance, MINHOP_8X8_DEADLOCK, TORUS};
+use common::{
+    network, parse, run_err, same_in_shuffled_orders, without_performance, MINHOP_8X8_DEADLOCK,
+    TORUS,
+};
 use flitsim_app::{build_topology, run_experiment_str};
-use flitsim_sim::{Network, RunResult};
+use flitsim_sim::RunResult;
 use proptest::prelude::*;
 
 fn run(text: &str, sets: &[&str]) -> RunResult {
@@ -620,22 +623,7 @@ fn visiting_order_within_a_cycle_does_not_change_results() {
         let mut sets = sets;
         sets.push("run.check_invariants=16");
         let cfg = parse(text, "test", &sets);
-        let (topo, fabric) = assemble(&cfg);
-        let params = cfg.params();
-        let reference = Network::build(&params, &topo, fabric.clone())
-            .unwrap()
-            .run()
-            .unwrap();
-        for seed in [1, 2] {
-            let mut net = Network::build(&params, &topo, fabric.clone()).unwrap();
-            net.shuffle_visit_order(seed);
-            let r = net.run().unwrap();
-            assert_eq!(
-                without_performance(&r),
-                without_performance(&reference),
-                "{sets:?}, shuffle seed {seed}"
-            );
-        }
+        same_in_shuffled_orders(&cfg, &format!("{sets:?}"));
     }
 }
 

@@ -131,6 +131,27 @@ pub fn assemble(cfg: &ExperimentConfig) -> (Topology, FabricConfig) {
     (topo, fabric.with_tables())
 }
 
+/// An experiment run with its switches (and NICs) visited in two shuffled orders within each
+/// cycle gives the results of the run in index order (`what` names it in a failure).
+pub fn same_in_shuffled_orders(cfg: &ExperimentConfig, what: &str) {
+    let (topo, fabric) = assemble(cfg);
+    let params = cfg.params();
+    let reference = Network::build(&params, &topo, fabric.clone())
+        .unwrap()
+        .run()
+        .unwrap();
+    for seed in [1, 2] {
+        let mut net = Network::build(&params, &topo, fabric.clone()).unwrap();
+        net.shuffle_visit_order(seed);
+        let r = net.run().unwrap();
+        assert_eq!(
+            without_performance(&r),
+            without_performance(&reference),
+            "{what}, shuffle seed {seed}"
+        );
+    }
+}
+
 /// The built network of an experiment, and its topology.
 pub fn network(cfg: &ExperimentConfig) -> (Network, Topology) {
     let (topo, fabric) = assemble(cfg);
