@@ -37,6 +37,8 @@ use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler};
 use crate::stats::RouteHop;
 use flitsim_topology::PortNum;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// How many link events ahead the switches' delivery loop asks for the lines an event will
@@ -262,6 +264,9 @@ pub(crate) struct LaneOwn {
     /// The lane's NICs with flits in their buffers (bit `e − nics.0`), and those whose
     /// `skip` ran out in this phase.
     pub nic_active: Vec<u64>,
+    /// The lane's streaming NICs, asleep, by the cycle they are visited again (see
+    /// `Lane::nic_sleep`; an entry whose NIC's `wake` differs is stale).
+    pub nic_wake: BinaryHeap<Reverse<(Cycle, u32)>>,
     /// The lane's switches that may have something to do (bit `s − switches.0`): a switch
     /// leaves the set after a cycle in which it ends idle (nothing to allocate, no
     /// connection, no wake-up time, empty output buffers) and rejoins it when an event makes
@@ -299,6 +304,7 @@ impl LaneOwn {
             route_log: Vec::new(),
             sent: Vec::new(),
             nic_active: vec![0; (nics.1 - nics.0).div_ceil(64)],
+            nic_wake: BinaryHeap::new(),
             sw_active: all_bits(switches.1 - switches.0),
             ready: Vec::new(),
             busy_ns: 0,
@@ -380,6 +386,8 @@ pub(crate) struct Lane<'a> {
     /// Trains may stream (`queue::STREAM`): credit trains, and no port time series (which
     /// logs each flit's cycle).
     pub stream: bool,
+    /// NICs' trains stream (see `Lane::start_nic_stream`): trains, and no port time series.
+    pub nic_streams: bool,
     /// The measurement window, cycles `[.0, .1)`.
     pub window: (Cycle, Cycle),
     /// See `Network::mtu_room`.
@@ -412,6 +420,17 @@ impl Lane<'_> {
     pub fn run(&mut self, t: Cycle, in_window: bool, order: Option<&VisitOrder>) {
         let started = self.own.timed.then(std::time::Instant::now);
         let base = self.own.nics.0;
+        // Streaming NICs due this cycle rejoin the visits (before they start: the visits
+        // keep their order).
+        while let Some(&Reverse((at, e))) = self.own.nic_wake.peek() {
+            if at > t {
+                break;
+            }
+            self.own.nic_wake.pop();
+            if self.nic.nics[e as usize].wake == at && self.nic.nics[e as usize].tail_at != 0 {
+                set_bit(&mut self.own.nic_active, e as usize - base, true);
+            }
+        }
         match order {
             Some(order) => {
                 for &e in &order.nics {
@@ -1075,6 +1094,7 @@ impl Network {
                 trains: self.trains,
                 credit_trains: self.credit_trains,
                 stream: self.credit_trains && !port_series,
+                nic_streams: self.trains && !port_series,
                 eject_trains: self.eject_trains,
                 window: (
                     self.cfg.run.warmup,

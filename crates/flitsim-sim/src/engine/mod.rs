@@ -1023,6 +1023,15 @@ impl Network {
             )
             .map(|m| m.left as u64)
             .sum();
+        // Streaming NICs: the flits that left by cycle `t − 1` are out of their buffers.
+        for e in 0..self.nics.len() {
+            let nic = &mut self.nics[e];
+            if nic.tail_at != 0 {
+                let k = nic.settle(t.saturating_sub(1));
+                let v = nic.cur_vl;
+                self.nic_buf.release(e, v, k);
+            }
+        }
         let in_nics: u64 = self
             .nics
             .iter()

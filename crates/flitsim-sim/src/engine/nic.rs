@@ -122,6 +122,16 @@ impl MsgTag {
     };
 }
 
+/// A packet in a NIC buffer, with the facts its scheduler and start read (so that choosing
+/// the next packet reads no packet records: on large fabrics each was a cache miss).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NicPkt {
+    pub id: PacketId,
+    pub msg: u32,
+    pub len: u16,
+    pub class: Sl,
+}
+
 /// One endpoint's NIC.
 pub(crate) struct Nic {
     /// Application queue per class (per class and VL with `nic.send_queues = "vl"`: queue
@@ -129,7 +139,7 @@ pub(crate) struct Nic {
     pub app: Vec<VecDeque<Msg>>,
     pub app_msgs: u32,
     /// NIC buffer: packets per VL.
-    pub queues: Vec<VecDeque<PacketId>>,
+    pub queues: Vec<VecDeque<NicPkt>>,
     /// Flits in the NIC buffer.
     pub used: u32,
     /// The packet on the link, the flits of it sent, its length, its VL and its message
@@ -142,6 +152,17 @@ pub(crate) struct Nic {
     pub cur_msg: u32,
     /// The current packet goes as a train (see `queue::RX_TRAIN`).
     pub cur_train: bool,
+    /// The current packet streams (see [`Lane::start_nic_stream`]): the cycle its tail
+    /// leaves in (0: it does not).
+    pub tail_at: Cycle,
+    /// Of a streaming packet's flits between head and tail (one leaves per cycle), the first
+    /// not yet taken off the NIC buffer's counts: the cycle it leaves in, and how many are
+    /// left.
+    pub stream_since: Cycle,
+    pub stream_n: u32,
+    /// While it streams, the cycle its lane visits it again (an entry of
+    /// `LaneOwn::nic_wake` for another cycle is stale).
+    pub wake: Cycle,
     /// Application queue the next refill round starts with.
     pub rr_class: u16,
     /// Packets created so far.
@@ -175,6 +196,10 @@ impl Nic {
             cur_vl: Vl(0),
             cur_msg: MSG_NONE,
             cur_train: false,
+            tail_at: 0,
+            stream_since: 0,
+            stream_n: 0,
+            wake: 0,
             rr_class: 0,
             seq: 0,
             skip: 0,
@@ -184,6 +209,22 @@ impl Nic {
             rx: VecDeque::new(),
             rx_flits: 0,
         }
+    }
+}
+
+impl Nic {
+    /// Takes a streaming packet's flits that left by the end of cycle `through` off the NIC
+    /// buffer's flit count; returns how many, for the caller to release from the buffer's
+    /// account (and to count against `skip`).
+    #[inline]
+    pub fn settle(&mut self, through: Cycle) -> u32 {
+        let k = (through + 1)
+            .saturating_sub(self.stream_since)
+            .min(self.stream_n as u64) as u32;
+        self.stream_n -= k;
+        self.stream_since += k as u64;
+        self.used -= k;
+        k
     }
 }
 
@@ -423,12 +464,27 @@ impl Network {
             self.receive(e, t, in_window);
         }
         if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
+            // The refill reads the NIC buffer's room: a streaming packet's flits that left
+            // before this cycle are out of it.
+            let streaming = self.nics[e].tail_at != 0;
+            if streaming {
+                let nic = &mut self.nics[e];
+                let k = nic.settle(t.saturating_sub(1));
+                let v = nic.cur_vl;
+                self.nic_buf.release(e, v, k);
+            }
             if self.nics[e].rate.is_some() {
                 self.dispatch(e, t);
             } else if self.nics[e].edf.is_some() {
                 self.edf_dispatch(e, t);
             } else {
                 self.refill(e, t);
+            }
+            if streaming && self.nics[e].skip > 0 {
+                // Its lane must count the flits that leave against `skip` from now on:
+                // it visits the NIC this cycle, which puts it back to sleep until `skip`
+                // runs out or the tail leaves.
+                self.nic_sending(e);
             }
         }
     }
@@ -619,7 +675,12 @@ impl Network {
             deadline: 0,
             delivered: 0,
         });
-        self.nics[e].queues[vl.idx()].push_back(id);
+        self.nics[e].queues[vl.idx()].push_back(NicPkt {
+            id,
+            msg: m.msg,
+            len: len as u16,
+            class: Sl(c as u8),
+        });
         id
     }
 
@@ -657,10 +718,85 @@ impl Lane<'_> {
     #[inline(never)]
     pub(crate) fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
         let g = self.nic_base as usize + e;
+        if self.nic.nics[e].tail_at != 0 && self.stream_visit(e, t) {
+            return;
+        }
         if self.nic.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
             return;
         }
         self.send_from_nic(e, g, t, in_window);
+    }
+
+    /// A visit to a NIC whose packet streams: takes the flits that left by the end of this
+    /// cycle off its counts, and, before its tail's cycle, puts it back to sleep (true).
+    #[inline(never)]
+    fn stream_visit(&mut self, e: usize, t: Cycle) -> bool {
+        self.settle_stream(e, t);
+        if t >= self.nic.nics[e].tail_at {
+            self.nic.nics[e].tail_at = 0;
+            return false;
+        }
+        self.nic_sleep(e, t);
+        true
+    }
+
+    /// Takes NIC `e`'s streaming flits that left by the end of cycle `through` off its
+    /// buffer's counts and off `skip`, as sending them one by one would have.
+    fn settle_stream(&mut self, e: usize, through: Cycle) {
+        let nic = &mut self.nic.nics[e];
+        let k = nic.settle(through);
+        if k == 0 {
+            return;
+        }
+        let v = nic.cur_vl;
+        if nic.skip > 0 {
+            nic.skip = nic.skip.saturating_sub(k);
+            if nic.skip == 0 {
+                self.own.ready.push(e as u32);
+            }
+        }
+        self.nic.buf.release(e, v, k);
+    }
+
+    /// Takes streaming NIC `e` out of its lane's visits until its tail's cycle, or the cycle
+    /// its `skip` runs out if that comes first (after cycle `t`).
+    fn nic_sleep(&mut self, e: usize, t: Cycle) {
+        let nic = &mut self.nic.nics[e];
+        let mut wake = nic.tail_at;
+        if nic.skip > 0 {
+            // The `j`-th flit still to leave does so in cycle `stream_since + j − 1`.
+            wake = wake.min(nic.stream_since + nic.skip as u64 - 1);
+        }
+        debug_assert!(wake > t, "a streaming NIC sleeps past its cycle");
+        nic.wake = wake;
+        set_bit(&mut self.own.nic_active, e - self.own.nics.0, false);
+        self.own.nic_wake.push(Reverse((wake, e as u32)));
+    }
+
+    /// The head of NIC `e`'s train left in cycle `t`: its flits up to the tail leave one per
+    /// cycle without a visit each. They count as sent now (the port's flits in the window,
+    /// progress; a NIC's link is not a flit-hop), are taken off the NIC buffer's counts as
+    /// they leave (when the NIC is visited again or its buffer is read: [`Nic::settle`]), and
+    /// the NIC sleeps until its tail's cycle (see [`Self::nic_sleep`]).
+    #[inline(never)]
+    fn start_nic_stream(&mut self, e: usize, g: usize, t: Cycle) {
+        let nic = &mut self.nic.nics[e];
+        let (v, len) = (nic.cur_vl, nic.cur_len);
+        let body = len as u32 - 2;
+        nic.cur_sent = len - 1;
+        nic.stream_since = t + 1;
+        nic.stream_n = body;
+        nic.tail_at = t + len as u64 - 1;
+        debug_assert!(!self.ports[g].to_switch());
+        if self.port_stats {
+            let (w0, w1) = self.window;
+            let inside = (t + 1 + body as u64)
+                .min(w1)
+                .saturating_sub((t + 1).max(w0));
+            self.nic.vl_flits[g * self.vls + v.idx()] += inside;
+        }
+        self.own.stream_until = self.own.stream_until.max(t + body as u64);
+        self.nic_sleep(e, t);
     }
 
     /// The NIC's scheduler picks the VL whose head packet goes on the link next. Returns false
@@ -670,8 +806,7 @@ impl Lane<'_> {
         let mut cands = std::mem::take(&mut self.own.cands);
         cands.clear();
         for v in 0..self.vls {
-            if let Some(&p) = self.nic.nics[e].queues[v].front() {
-                let pk = self.packets.get(p);
+            if let Some(&pk) = self.nic.nics[e].queues[v].front() {
                 if can_start(
                     self.switching,
                     &self.nic.credits,
@@ -698,11 +833,10 @@ impl Lane<'_> {
             return false;
         };
         let v = Vl(chosen.vl);
-        let p = self.nic.nics[e].queues[v.idx()].pop_front().unwrap();
-        let (len, msg) = self.packets.update(p, |pk| {
-            pk.inject = t;
-            (pk.len, pk.msg)
-        });
+        let NicPkt {
+            id: p, len, msg, ..
+        } = self.nic.nics[e].queues[v.idx()].pop_front().unwrap();
+        self.packets.update(p, |pk| pk.inject = t);
         self.nic.sched[g].sent(chosen, len as u32);
         if self.switching == Switching::Vct {
             self.nic.credits.reserve(g, v, len as u32);
@@ -752,6 +886,10 @@ impl Lane<'_> {
         if nic.used == 0 {
             let i = e - self.own.nics.0;
             set_bit(&mut self.own.nic_active, i, false);
+        }
+        if sent == 0 && nic.cur_train && len > 2 && self.nic_streams {
+            self.start_nic_stream(e, g, t);
+            return;
         }
         if nic.cur_sent == len {
             nic.cur = PacketId::NONE;
