@@ -20,7 +20,7 @@ use super::allocator::SeparableAllocator;
 use super::buffer::{AccountView, BufferOrg};
 use super::deadline::DeadlineState;
 use super::link::{Event, TimeWheel, F_HEAD, F_SILENT, F_TRAIN, F_WAKE};
-use super::nic::{all_bits, bit_ahead, has_bit, next_bit, set_bit, Nic};
+use super::nic::{all_bits, bit_ahead, has_bit, next_bit, set_bit, Nic, NicWakes};
 use super::packet::PacketCells;
 use super::packet::NO_FLOW;
 use super::queue::VlQueue;
@@ -37,8 +37,6 @@ use crate::ids::{Cycle, PacketId, PortIdx, Vl, NEVER};
 use crate::scheduler::{Candidate, OutputScheduler};
 use crate::stats::RouteHop;
 use flitsim_topology::PortNum;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// How many link events ahead the switches' delivery loop asks for the lines an event will
@@ -266,7 +264,7 @@ pub(crate) struct LaneOwn {
     pub nic_active: Vec<u64>,
     /// The lane's streaming NICs, asleep, by the cycle they are visited again (see
     /// `Lane::nic_sleep`; an entry whose NIC's `wake` differs is stale).
-    pub nic_wake: BinaryHeap<Reverse<(Cycle, u32)>>,
+    pub nic_wake: NicWakes,
     /// The lane's switches that may have something to do (bit `s − switches.0`): a switch
     /// leaves the set after a cycle in which it ends idle (nothing to allocate, no
     /// connection, no wake-up time, empty output buffers) and rejoins it when an event makes
@@ -286,6 +284,7 @@ impl LaneOwn {
         ports: (usize, usize),
         nics: (usize, usize),
         max_latency: u32,
+        longest: usize,
     ) -> Self {
         LaneOwn {
             switches,
@@ -304,7 +303,7 @@ impl LaneOwn {
             route_log: Vec::new(),
             sent: Vec::new(),
             nic_active: vec![0; (nics.1 - nics.0).div_ceil(64)],
-            nic_wake: BinaryHeap::new(),
+            nic_wake: NicWakes::new(longest),
             sw_active: all_bits(switches.1 - switches.0),
             ready: Vec::new(),
             busy_ns: 0,
@@ -422,15 +421,13 @@ impl Lane<'_> {
         let base = self.own.nics.0;
         // Streaming NICs due this cycle rejoin the visits (before they start: the visits
         // keep their order).
-        while let Some(&Reverse((at, e))) = self.own.nic_wake.peek() {
-            if at > t {
-                break;
+        let (nics, active) = (&self.nic.nics, &mut self.own.nic_active);
+        self.own.nic_wake.take(t, |e| {
+            let nic = &nics[e as usize];
+            if nic.wake == t && nic.tail_at != 0 {
+                set_bit(active, e as usize - base, true);
             }
-            self.own.nic_wake.pop();
-            if self.nic.nics[e as usize].wake == at && self.nic.nics[e as usize].tail_at != 0 {
-                set_bit(&mut self.own.nic_active, e as usize - base, true);
-            }
-        }
+        });
         match order {
             Some(order) => {
                 for &e in &order.nics {
@@ -1459,6 +1456,7 @@ impl Network {
                     (port(w[0]), port(w[1])),
                     (e[0], e[1]),
                     max_latency,
+                    self.unit.iter().copied().max().unwrap_or(1) as usize,
                 );
                 own.timed = timed;
                 for n in e[0]..e[1] {

@@ -23,7 +23,7 @@ use crate::workload::{Arrivals, SizeSampler};
 use flitsim_topology::EndpointId;
 use rand::Rng;
 use std::cmp::Reverse;
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Whether bit `i` of the bit set `bits` is on.
 #[inline(always)]
@@ -130,6 +130,55 @@ pub(crate) struct NicPkt {
     pub msg: u32,
     pub len: u16,
     pub class: Sl,
+}
+
+/// The cycles a lane's streaming NICs are visited again (see `Lane::nic_sleep`): a ring of
+/// lists indexed by cycle for wake-ups less than a ring away — all of them when the ring is
+/// longer than the longest packet — and a heap for any farther. An entry is a NIC to look
+/// at in that cycle; whether it is still due is the caller's test (its `wake`).
+pub(crate) struct NicWakes {
+    slots: Vec<Vec<u32>>,
+    far: BinaryHeap<Reverse<(Cycle, u32)>>,
+}
+
+impl NicWakes {
+    /// A ring for packets of up to `longest` flits.
+    pub fn new(longest: usize) -> Self {
+        NicWakes {
+            slots: vec![Vec::new(); (longest + 1).next_power_of_two()],
+            far: BinaryHeap::new(),
+        }
+    }
+
+    /// NIC `e` is to be visited in cycle `at` (after cycle `now`).
+    #[inline]
+    pub fn push(&mut self, now: Cycle, at: Cycle, e: u32) {
+        let n = self.slots.len() as u64;
+        if at - now < n {
+            self.slots[(at % n) as usize].push(e);
+        } else {
+            self.far.push(Reverse((at, e)));
+        }
+    }
+
+    /// Calls `f` with every NIC entered for cycle `t` (the lane takes them every cycle while
+    /// any of its NICs streams), and with stale entries of earlier cycles.
+    #[inline]
+    pub fn take(&mut self, t: Cycle, mut f: impl FnMut(u32)) {
+        let n = self.slots.len() as u64;
+        let slot = &mut self.slots[(t % n) as usize];
+        for &e in slot.iter() {
+            f(e);
+        }
+        slot.clear();
+        while let Some(&Reverse((at, e))) = self.far.peek() {
+            if at > t {
+                break;
+            }
+            self.far.pop();
+            f(e);
+        }
+    }
 }
 
 /// One endpoint's NIC.
@@ -770,7 +819,7 @@ impl Lane<'_> {
         debug_assert!(wake > t, "a streaming NIC sleeps past its cycle");
         nic.wake = wake;
         set_bit(&mut self.own.nic_active, e - self.own.nics.0, false);
-        self.own.nic_wake.push(Reverse((wake, e as u32)));
+        self.own.nic_wake.push(t, wake, e as u32);
     }
 
     /// The head of NIC `e`'s train left in cycle `t`: its flits up to the tail leave one per
