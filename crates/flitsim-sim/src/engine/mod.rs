@@ -74,6 +74,11 @@
 //!   by one there);
 //! * the sending connection counts the flits between head and tail when the head leaves and
 //!   steps again only for the tail ([`queue::STREAM`]);
+//! * a sending NIC likewise: after the head its lane does not visit it until the tail's
+//!   cycle (or the cycle its refill may try again, `Nic::skip`); the flits between leave its
+//!   buffer's counts when it is visited or its buffer is read (`Nic::settle`), its wake-ups
+//!   wait in a per-lane ring of cycles (`nic::NicWakes`; not with the port time series, which
+//!   logs each flit's cycle);
 //! * towards an endpoint the tail is an event too (it completes the packet there): the NIC
 //!   notes the head's cycle and, when the tail arrives, counts the flits between as delivered
 //!   one per cycle (not with `nic.receive_time`, whose receive processor takes flits one by
