@@ -186,6 +186,12 @@ struct Ordering {
 /// from growing with the fabric (issue 19). The front packet stays in line even in a long
 /// queue: a head that waits for its output is read by every allocation, the rest of the
 /// queue only when packets arrive or leave.
+///
+/// While the queue is spilled, `second` is unused, and its `arrived` holds the address of the
+/// deque's front packet — the one the next pop moves in line — so that the packet's line can
+/// be asked for from the queue's first line alone ([`VlQueue::prefetch_next`]); the deque's
+/// header, in the second line, need not be read for it. (A hint only: an address gone stale
+/// asks for a wrong line.)
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 struct PktRing {
@@ -211,6 +217,13 @@ const _: () =
     assert!(std::mem::offset_of!(VlQueue, pkts) + std::mem::offset_of!(PktRing, first) + 40 <= 64);
 const _: () =
     assert!(std::mem::offset_of!(VlQueue, pkts) + std::mem::offset_of!(PktRing, spill) >= 64);
+const _: () = assert!(
+    std::mem::offset_of!(VlQueue, pkts)
+        + std::mem::offset_of!(PktRing, second)
+        + std::mem::offset_of!(BufPkt, arrived)
+        + 8
+        <= 64
+);
 
 /// [`PktRing::len`] when the packets are in the spill deque.
 const SPILLED: u8 = u8::MAX;
@@ -295,7 +308,11 @@ impl PktRing {
         match self.len {
             0 => self.first = b,
             1 => self.second = b,
-            SPILLED => return self.deque_mut().push_back(b),
+            SPILLED => {
+                self.deque_mut().push_back(b);
+                // (The deque's storage may have moved.)
+                return self.set_hint();
+            }
             _ => return self.spill_out(b),
         }
         self.len += 1;
@@ -309,6 +326,22 @@ impl PktRing {
         d.push_back(s);
         d.push_back(b);
         self.len = SPILLED;
+        self.set_hint();
+    }
+    /// While spilled: notes where the deque's front packet is (see the type's docs).
+    #[inline(always)]
+    fn set_hint(&mut self) {
+        if let Some(f) = self.spill.front() {
+            self.second.arrived = f as *const BufPkt as usize as u64;
+        }
+    }
+    /// Asks for the line of the packet the next pop moves in line, when the queue is spilled
+    /// (reads the queue's first line only).
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        if self.spilled() {
+            super::prefetch_ptr(self.second.arrived as usize as *const u8);
+        }
     }
     #[inline(always)]
     fn pop_front(&mut self) {
@@ -331,13 +364,16 @@ impl PktRing {
             .expect("a spilled queue holds three packets or more");
         self.unspill();
     }
-    /// Moves the packets back in line once two or fewer are left.
+    /// Moves the packets back in line once two or fewer are left (else notes the deque's new
+    /// front).
     fn unspill(&mut self) {
         let d = self.deque_mut();
         if d.len() <= 1 {
             let n = 1 + d.len() as u8;
             self.second = d.pop_front().unwrap_or_default();
             self.len = n;
+        } else {
+            self.set_hint();
         }
     }
     /// Removes the `i`-th packet, keeping the order of the others.
@@ -477,6 +513,18 @@ impl VlQueue {
                 }
                 x.head_idx = best as u32;
             }
+        }
+    }
+
+    /// Asks for the line of the packet that follows the head in a long FIFO queue (the one
+    /// [`Self::pop_head`] moves in line when the head's tail leaves), from the queue's first
+    /// line alone. Called when the head starts to move, a cycle or more before that pop, which
+    /// otherwise waits for the spill deque's storage: a saturated Omni-Path fabric's queues
+    /// hold hundreds of packets. A hint: no effect on results.
+    #[inline(always)]
+    pub fn prefetch_next(&self) {
+        if self.x.is_none() {
+            self.pkts.prefetch_next();
         }
     }
 

@@ -452,7 +452,9 @@ impl Lane<'_> {
         if self.dl.is_some() {
             self.count_order_error(input * vls + g.in_vl.idx(), true);
         }
-        let q = self.inputs[input * vls + g.in_vl.idx()].head_mut().unwrap();
+        let iq = &mut self.inputs[input * vls + g.in_vl.idx()];
+        iq.prefetch_next();
+        let q = iq.head_mut().unwrap();
         q.busy = true;
         self.xbar[input].waiting &= !g.in_vl.bit();
         if self.xbar[input].waiting == 0 {
@@ -782,7 +784,9 @@ impl Lane<'_> {
         if self.dl.is_some() {
             self.count_order_error(go * vls + v.idx(), false);
         }
-        let h = self.obuf.queues[go * vls + v.idx()].head_mut().unwrap();
+        let oq = &mut self.obuf.queues[go * vls + v.idx()];
+        oq.prefetch_next();
+        let h = oq.head_mut().unwrap();
         h.busy = true;
         let h = *h;
         let remaining = h.remaining();
