@@ -424,7 +424,7 @@ impl Lane<'_> {
         let (nics, active) = (&self.nic.nics, &mut self.own.nic_active);
         self.own.nic_wake.take(t, |e| {
             let nic = &nics[e as usize];
-            if nic.wake == t && nic.tail_at != 0 {
+            if nic.wake == t && nic.streaming() {
                 set_bit(active, e as usize - base, true);
             }
         });

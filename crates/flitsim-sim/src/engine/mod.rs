@@ -1031,7 +1031,7 @@ impl Network {
         // Streaming NICs: the flits that left by cycle `t − 1` are out of their buffers.
         for e in 0..self.nics.len() {
             let nic = &mut self.nics[e];
-            if nic.tail_at != 0 {
+            if nic.streaming() {
                 let k = nic.settle(t.saturating_sub(1));
                 let v = nic.cur_vl;
                 self.nic_buf.release(e, v, k);

@@ -201,12 +201,10 @@ pub(crate) struct Nic {
     pub cur_msg: u32,
     /// The current packet goes as a train (see `queue::RX_TRAIN`).
     pub cur_train: bool,
-    /// The current packet streams (see [`Lane::start_nic_stream`]): the cycle its tail
-    /// leaves in (0: it does not).
-    pub tail_at: Cycle,
-    /// Of a streaming packet's flits between head and tail (one leaves per cycle), the first
-    /// not yet taken off the NIC buffer's counts: the cycle it leaves in, and how many are
-    /// left.
+    /// Of a streaming packet's flits between head and tail (see [`Lane::start_nic_stream`];
+    /// one leaves per cycle), the first not yet taken off the NIC buffer's counts: the cycle
+    /// it leaves in (0: the current packet does not stream), and how many are left. Its tail
+    /// leaves in the cycle after the last of them ([`Nic::tail_at`]).
     pub stream_since: Cycle,
     pub stream_n: u32,
     /// While it streams, the cycle its lane visits it again (an entry of
@@ -245,7 +243,6 @@ impl Nic {
             cur_vl: Vl(0),
             cur_msg: MSG_NONE,
             cur_train: false,
-            tail_at: 0,
             stream_since: 0,
             stream_n: 0,
             wake: 0,
@@ -262,6 +259,16 @@ impl Nic {
 }
 
 impl Nic {
+    /// The current packet streams.
+    #[inline(always)]
+    pub fn streaming(&self) -> bool {
+        self.stream_since != 0
+    }
+    /// While it streams, the cycle its tail leaves in.
+    #[inline(always)]
+    pub fn tail_at(&self) -> Cycle {
+        self.stream_since + self.stream_n as u64
+    }
     /// Takes a streaming packet's flits that left by the end of cycle `through` off the NIC
     /// buffer's flit count; returns how many, for the caller to release from the buffer's
     /// account (and to count against `skip`).
@@ -515,7 +522,7 @@ impl Network {
         if self.nics[e].app_msgs > 0 && self.nics[e].skip == 0 {
             // The refill reads the NIC buffer's room: a streaming packet's flits that left
             // before this cycle are out of it.
-            let streaming = self.nics[e].tail_at != 0;
+            let streaming = self.nics[e].streaming();
             if streaming {
                 let nic = &mut self.nics[e];
                 let k = nic.settle(t.saturating_sub(1));
@@ -767,7 +774,7 @@ impl Lane<'_> {
     #[inline(never)]
     pub(crate) fn nic_cycle(&mut self, e: usize, t: Cycle, in_window: bool) {
         let g = self.nic_base as usize + e;
-        if self.nic.nics[e].tail_at != 0 && self.stream_visit(e, t) {
+        if self.nic.nics[e].streaming() && self.stream_visit(e, t) {
             return;
         }
         if self.nic.nics[e].cur == PacketId::NONE && !self.start_packet(e, g, t) {
@@ -781,8 +788,8 @@ impl Lane<'_> {
     #[inline(never)]
     fn stream_visit(&mut self, e: usize, t: Cycle) -> bool {
         self.settle_stream(e, t);
-        if t >= self.nic.nics[e].tail_at {
-            self.nic.nics[e].tail_at = 0;
+        if t >= self.nic.nics[e].tail_at() {
+            self.nic.nics[e].stream_since = 0;
             return false;
         }
         self.nic_sleep(e, t);
@@ -811,7 +818,7 @@ impl Lane<'_> {
     /// its `skip` runs out if that comes first (after cycle `t`).
     fn nic_sleep(&mut self, e: usize, t: Cycle) {
         let nic = &mut self.nic.nics[e];
-        let mut wake = nic.tail_at;
+        let mut wake = nic.tail_at();
         if nic.skip > 0 {
             // The `j`-th flit still to leave does so in cycle `stream_since + j − 1`.
             wake = wake.min(nic.stream_since + nic.skip as u64 - 1);
@@ -835,7 +842,6 @@ impl Lane<'_> {
         nic.cur_sent = len - 1;
         nic.stream_since = t + 1;
         nic.stream_n = body;
-        nic.tail_at = t + len as u64 - 1;
         debug_assert!(!self.ports[g].to_switch());
         if self.port_stats {
             let (w0, w1) = self.window;
