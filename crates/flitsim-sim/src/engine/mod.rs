@@ -926,16 +926,13 @@ impl Network {
     /// as events, cycle by cycle (the tail, which arrives as one, completes the packet).
     fn eject_body(&mut self, pkt: PacketId, from: Cycle, to: Cycle) {
         let p = self.packets[pkt];
-        let (w0, w1) = (
+        let window = (
             self.cfg.run.warmup,
             self.cfg.run.warmup + self.cfg.run.measure,
         );
         let flow = (p.flow != NO_FLOW).then_some(p.flow);
-        for at in from..to {
-            let in_window = at >= w0 && at < w1;
-            self.counters
-                .delivered(p.class.idx(), flow, at, 1, in_window);
-        }
+        self.counters
+            .delivered_span(p.class.idx(), flow, (from, to), window);
     }
 
     /// Flits reach their destination endpoint; the tail completes the packet.
