@@ -455,16 +455,23 @@ impl AccountView<'_> {
         (tr.since + back as u64 - 1).max(self.now)
     }
 
-    /// Asks for the lines of VL `vl` of port `g`'s count (and credit train), if the view has
-    /// the port.
+    /// Asks for the lines of VL `vl` of port `g`'s count (and credit train), organisation and
+    /// shared-pool count, if the view has the port (as [`VlAccount::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, g: usize, vl: Vl) {
-        let i = g.wrapping_sub(self.base) * self.vls + vl.idx();
+        let l = g.wrapping_sub(self.base);
+        let i = l * self.vls + vl.idx();
         if let Some(u) = self.used.get(i) {
             super::prefetch(u);
         }
         if let Some(tr) = self.trains.get(i) {
             super::prefetch(tr);
+        }
+        if let Some(o) = self.org.get(l) {
+            super::prefetch(o);
+        }
+        if let Some(o) = self.over.get(l) {
+            super::prefetch(o);
         }
     }
 

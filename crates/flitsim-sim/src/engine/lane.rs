@@ -542,9 +542,10 @@ impl Lane<'_> {
             if !self.prefetch_queues {
             } else if let Some(next) = events.get(k + DELIVER_AHEAD) {
                 if self.look_further {
-                    // Twice as far, a head's port name, which the step below reads.
+                    // Twice as far, the port name of a head or a credit, which the step
+                    // below reads.
                     if let Some(far) = events.get(k + 2 * DELIVER_AHEAD) {
-                        if far.flags & F_HEAD != 0 {
+                        if far.flags & F_HEAD != 0 || !far.is_flit() {
                             super::prefetch(&self.port_names[far.target.idx()]);
                         }
                     }
@@ -572,9 +573,13 @@ impl Lane<'_> {
                         }
                     }
                 } else if self.look_further {
-                    // A credit: the count it returns to, and its port's switch.
+                    // A credit: the count it returns to, and its port's switch (whose state
+                    // it may mark to allocate again).
                     self.credits.prefetch(next.target.idx(), next.vl);
-                    super::prefetch(&self.port_names[next.target.idx()]);
+                    let (s, _) = self.port_names[next.target.idx()];
+                    if let Some(sw) = self.switches.get(s as usize) {
+                        super::prefetch(sw);
+                    }
                 }
             }
             let g = ev.target.idx();
