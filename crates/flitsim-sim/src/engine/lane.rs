@@ -447,6 +447,12 @@ impl Lane<'_> {
                     .look_further
                     .then(|| bit_ahead(&self.own.nic_active, 0, NIC_AHEAD))
                     .flatten();
+                // Half as far, and then one NIC on, the next stages for a NIC that will
+                // start a packet (see `prefetch_nic_start`).
+                let mut mid = self
+                    .look_further
+                    .then(|| bit_ahead(&self.own.nic_active, 0, NIC_AHEAD / 2))
+                    .flatten();
                 while let Some(k) = next {
                     next = bits(k + 1, self.own);
                     if let Some(a) = ahead {
@@ -459,6 +465,13 @@ impl Lane<'_> {
                             super::prefetch(n);
                         }
                         ahead = bits(a + 1, self.own);
+                    }
+                    if let Some(m) = mid {
+                        self.prefetch_nic_start(base + m, false);
+                        mid = bits(m + 1, self.own);
+                        if let Some(n) = next {
+                            self.prefetch_nic_start(base + n, true);
+                        }
                     }
                     self.nic_cycle(base + k, t, in_window);
                 }
@@ -886,6 +899,37 @@ impl Lane<'_> {
                 }
             }
         }
+    }
+
+    /// For NIC `e` of this lane, if its visit will start a packet (no current packet, not
+    /// streaming), asks for what [`Self::start_packet`] reads beyond the NIC's record (asked
+    /// for [`NIC_AHEAD`] NICs before): first (`fronts` false) its buffer's queue headers,
+    /// its port's scheduler and credit counts; then (`fronts`, one NIC before) the first
+    /// packet of each of its queues, whose address the headers give.
+    #[inline(always)]
+    fn prefetch_nic_start(&self, e: usize, fronts: bool) {
+        let Some(nic) = self.nic.nics.get(e) else {
+            return;
+        };
+        if nic.cur != PacketId::NONE || nic.streaming() {
+            return;
+        }
+        if fronts {
+            for q in &nic.queues {
+                if let Some(f) = q.front() {
+                    super::prefetch(f);
+                }
+            }
+            return;
+        }
+        let q = nic.queues.as_slice();
+        super::prefetch_ptr(q.as_ptr());
+        super::prefetch_ptr(q.as_ptr().wrapping_add(q.len().saturating_sub(1)));
+        let g = self.nic_base as usize + e;
+        if let Some(sched) = self.nic.sched.get(g) {
+            super::prefetch(sched);
+        }
+        self.nic.credits.prefetch(g, Vl(0));
     }
 
     /// Asks for the lines connections `from .. to` of switch `sw` (those it has) will read
