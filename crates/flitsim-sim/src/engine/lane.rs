@@ -330,8 +330,6 @@ pub(crate) struct NicPart<'a> {
     pub credits: AccountView<'a>,
     pub vl_owner: Span<'a, PacketId>,
     pub sched: Span<'a, OutputScheduler>,
-    /// Per (port, VL), flits sent in the window (as [`Lane::vl_flits`]).
-    pub vl_flits: Span<'a, u64>,
 }
 
 /// Whether a packet with `remaining` flits may start on output `g`, VL `vl`: room for all of
@@ -458,11 +456,6 @@ impl Lane<'_> {
                     if let Some(a) = ahead {
                         if let Some(nic) = self.nic.nics.get(base + a) {
                             super::prefetch_all(nic);
-                        }
-                        // Its port's counts of flits sent, which its transmissions add to.
-                        let g = self.nic_base as usize + base + a;
-                        if let Some(n) = self.nic.vl_flits.get(g * self.vls) {
-                            super::prefetch(n);
                         }
                         ahead = bits(a + 1, self.own);
                     }
@@ -987,7 +980,8 @@ impl Lane<'_> {
     }
 
     /// Sends the flit batch `ev` over the link of output port `g` (a switch's, or one of the
-    /// lane's NICs') and counts it.
+    /// lane's NICs') and counts it (a switch port's flits per VL for the `ports` table; a
+    /// NIC's link is in no table).
     #[inline(always)]
     pub(crate) fn transmit(&mut self, t: Cycle, g: PortIdx, mut ev: Event, in_window: bool) {
         if ev.flags & super::link::F_HEAD != 0 && self.dl.is_some() {
@@ -998,13 +992,8 @@ impl Lane<'_> {
         if ev.flags & F_SILENT == 0 {
             self.push(t + out.latency as u64, ev);
         }
-        if in_window && self.port_stats {
-            let i = g.idx() * self.vls + ev.vl.idx();
-            if g.0 < self.nic_base {
-                self.vl_flits[i] += ev.n as u64;
-            } else {
-                self.nic.vl_flits[i] += ev.n as u64;
-            }
+        if in_window && self.port_stats && g.0 < self.nic_base {
+            self.vl_flits[g.idx() * self.vls + ev.vl.idx()] += ev.n as u64;
         }
         if self.port_series {
             self.own.port_log.push((g.0, t, ev.n as u32));
@@ -1084,28 +1073,23 @@ impl Network {
             let (mut vl_owner, nic_vl_owner) =
                 spans(&mut self.vl_owner, &cuts.all, vls).split_at(n);
             let (mut sched, nic_sched) = spans(&mut self.sched, &cuts.all, 1).split_at(n);
-            let (mut vl_flits, nic_vl_flits) =
-                spans(&mut self.counters.vl_flits, &cuts.all, vls).split_at(n);
+            let mut vl_flits = spans(&mut self.counters.vl_flits, &cuts.all, vls)
+                .split_at(n)
+                .0;
             let mut nic_parts = std::iter::zip(
                 std::iter::zip(
                     spans(&mut self.nics, &cuts.nics, 1),
                     self.nic_buf.split(&cuts.nics, t),
                 ),
-                std::iter::zip(
-                    std::iter::zip(nic_credits, nic_vl_owner),
-                    std::iter::zip(nic_sched, nic_vl_flits),
-                ),
+                std::iter::zip(std::iter::zip(nic_credits, nic_vl_owner), nic_sched),
             )
-            .map(
-                |((nics, buf), ((credits, vl_owner), (sched, vl_flits)))| NicPart {
-                    nics,
-                    buf,
-                    credits,
-                    vl_owner,
-                    sched,
-                    vl_flits,
-                },
-            );
+            .map(|((nics, buf), ((credits, vl_owner), sched))| NicPart {
+                nics,
+                buf,
+                credits,
+                vl_owner,
+                sched,
+            });
             let ports = &cuts.ports;
             let mut xbar = spans(&mut self.xbar, ports, 1);
             let mut inputs = spans(&mut self.inputs, ports, vls);

@@ -830,26 +830,19 @@ impl Lane<'_> {
     }
 
     /// The head of NIC `e`'s train left in cycle `t`: its flits up to the tail leave one per
-    /// cycle without a visit each. They count as sent now (the port's flits in the window,
-    /// progress; a NIC's link is not a flit-hop), are taken off the NIC buffer's counts as
+    /// cycle without a visit each. They count as sent now (progress; a NIC's link is not a
+    /// flit-hop, nor in the `ports` table), are taken off the NIC buffer's counts as
     /// they leave (when the NIC is visited again or its buffer is read: [`Nic::settle`]), and
     /// the NIC sleeps until its tail's cycle (see [`Self::nic_sleep`]).
     #[inline(never)]
     fn start_nic_stream(&mut self, e: usize, g: usize, t: Cycle) {
         let nic = &mut self.nic.nics[e];
-        let (v, len) = (nic.cur_vl, nic.cur_len);
+        let len = nic.cur_len;
         let body = len as u32 - 2;
         nic.cur_sent = len - 1;
         nic.stream_since = t + 1;
         nic.stream_n = body;
         debug_assert!(!self.ports[g].to_switch());
-        if self.port_stats {
-            let (w0, w1) = self.window;
-            let inside = (t + 1 + body as u64)
-                .min(w1)
-                .saturating_sub((t + 1).max(w0));
-            self.nic.vl_flits[g * self.vls + v.idx()] += inside;
-        }
         self.own.stream_until = self.own.stream_until.max(t + body as u64);
         self.nic_sleep(e, t);
     }

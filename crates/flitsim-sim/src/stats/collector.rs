@@ -18,7 +18,8 @@ pub(crate) struct Collector {
     pub net_lat: Vec<Histogram>,
     pub hops_sum: u64,
     pub hops_n: u64,
-    /// Per (port, VL), flits sent on the port's link in the window.
+    /// Per (port, VL), flits sent on the port's link in the window (switch ports: the
+    /// `ports` table; a NIC's entries stay 0).
     pub vl_flits: Vec<u64>,
     /// Every delivered packet, when tracing is on.
     pub trace: Option<Vec<Delivery>>,
