@@ -871,7 +871,10 @@ impl Network {
             } else {
                 if let Some(next) = events.get(k + lane::NIC_DELIVER_AHEAD) {
                     if next.is_flit() {
-                        self.packets.prefetch(next.pkt);
+                        // (A train's head does not read it: see below.)
+                        if next.flags & link::F_TRAIN == 0 || !self.eject_trains {
+                            self.packets.prefetch(next.pkt);
+                        }
                         if next.flags & F_TAIL != 0 {
                             self.messages.prefetch(self.packets[next.pkt].msg);
                         }
@@ -907,12 +910,17 @@ impl Network {
                 if self.eject_trains {
                     let e = g - self.nic_base as usize;
                     if ev.flags & link::F_TRAIN != 0 {
+                        // The head of a train: counted with its body flits when the tail
+                        // arrives (or the run ends), one per cycle from this one.
+                        debug_assert_eq!(ev.n, 1);
                         self.rx_train[e] = (ev.pkt, t);
+                        continue;
                     } else if ev.flags & F_TAIL != 0 && self.rx_train[e].0 == ev.pkt {
-                        // The flits between head and tail arrived one per cycle.
+                        // The head and the flits between it and the tail arrived one per
+                        // cycle.
                         let since = self.rx_train[e].1;
                         self.rx_train[e].0 = PacketId::NONE;
-                        self.eject_body(ev.pkt, since + 1, t);
+                        self.eject_body(ev.pkt, since, t);
                     }
                 }
                 self.eject(ev, t, in_window);
@@ -921,7 +929,7 @@ impl Network {
         self.wheel.restore(t, events);
     }
 
-    /// The flits of a train between its head and its tail that reach their endpoint one per
+    /// The flits of a train from its head up to its tail that reach their endpoint one per
     /// cycle in cycles `from .. to`, counted as [`Network::eject`] counts flits that arrive
     /// as events, cycle by cycle (the tail, which arrives as one, completes the packet).
     fn eject_body(&mut self, pkt: PacketId, from: Cycle, to: Cycle) {
@@ -1069,10 +1077,11 @@ impl Network {
             let body = self.packets[pkt].len as u64 - 2;
             let peer = self.ports[self.nic_base as usize + e].peer;
             let lat = self.ports[peer.idx()].latency as u64;
-            // Flit k (1 ≤ k ≤ len − 2) arrives in cycle `since + k`, sent `lat` before.
+            // Flit k (1 ≤ k ≤ len − 2) arrives in cycle `since + k`, sent `lat` before; the
+            // head (flit 0) arrived in cycle `since`.
             let arrived = done.saturating_sub(since).min(body);
             let sent = (done + lat).saturating_sub(since).min(body);
-            self.eject_body(pkt, since + 1, since + 1 + arrived);
+            self.eject_body(pkt, since, since + 1 + arrived);
             nic_trains_on_links += sent - arrived;
         }
         let trains_on_links: u64 = self
