@@ -307,6 +307,7 @@ impl Network {
                 obuffered: 0,
                 dirty: false,
                 credit_blocked: false,
+                settled: false,
                 in_waiting: 0,
                 out_ready: 0,
                 wake_at: NEVER,

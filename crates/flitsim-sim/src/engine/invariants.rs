@@ -18,7 +18,10 @@ impl Network {
     ///   an input port (of a switch of at most 64 ports) when one of its VLs is, and an output
     ///   port as draining when its output buffer holds packets and it is not stalled;
     /// * a switch outside its lane's active set is idle: nothing to allocate, no connection,
-    ///   no wake-up time, empty output buffers.
+    ///   no wake-up time, empty output buffers;
+    /// * a settled switch (its last allocation left no ready head waiting) has no busy input
+    ///   with a waiting head, and its wake-up time is the ready cycle of its first waiting
+    ///   head (so skipping its allocations until then changes nothing).
     ///
     /// `t` is the cycle about to run: the state is that of the end of cycle `t − 1`.
     pub fn check_invariants(&self, t: Cycle) -> Result<(), String> {
@@ -78,12 +81,40 @@ impl Network {
                         "port {g}: the switch's draining-output set is out of date"
                     ));
                 }
+                if sw.settled && self.xbar[g].waiting != 0 && self.xbar[g].in_conns >= sw.max_conns
+                {
+                    return Err(format!(
+                        "port {g}: settled switch, busy input with a waiting head"
+                    ));
+                }
                 let cap = org.total();
                 if port_total > cap {
                     return Err(format!(
                         "port {g}: {port_total} flits exceed the port's {cap}"
                     ));
                 }
+            }
+        }
+        // A settled switch has nothing to allocate before `wake_at`, which is the ready cycle
+        // of its first waiting head.
+        for (s, sw) in self.switches.iter().enumerate() {
+            if !sw.settled {
+                continue;
+            }
+            let mut first = NEVER;
+            for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
+                for vl in 0..v {
+                    if self.xbar[g].waiting & (1 << vl) != 0 {
+                        first =
+                            first.min(self.inputs[g * v + vl].head().map_or(NEVER, |h| h.ready));
+                    }
+                }
+            }
+            if first != sw.wake_at {
+                return Err(format!(
+                    "switch {s}: settled with wake-up {} but its first head is ready at {first}",
+                    sw.wake_at
+                ));
             }
         }
         // A switch out of its lane's active set has nothing to do until an event wakes it.

@@ -724,6 +724,13 @@ impl Lane<'_> {
             let r = t + self.ports[g].delay as u64;
             self.inputs[i].head_mut().unwrap().ready = r;
             sw.wake_at = sw.wake_at.min(r);
+            // A busy input's heads are not looked at, and a head that takes the place of
+            // another (a take-over queue) takes its ready cycle out of `wake_at`: either way
+            // the next allocation may find what the last one did not.
+            let x = &self.xbar[g];
+            if sw.settled && (x.in_conns >= sw.max_conns || x.waiting & ev.vl.bit() != 0) {
+                sw.settled = false;
+            }
             self.xbar[g].waiting |= ev.vl.bit();
             sw.input_waits(in_port as usize);
             set_bit(
@@ -773,6 +780,11 @@ impl Lane<'_> {
                 // allocation would conclude, without its scan.
                 sw.wake_at = NEVER;
                 sw.credit_blocked = false;
+                sw.dirty = false;
+            } else if sw.settled && sw.wake_at > t {
+                // No head has become ready since the last allocation, which left none
+                // waiting (a connection closing or a credit arriving made the switch dirty):
+                // an allocation would find no request and leave `wake_at` as it is.
                 sw.dirty = false;
             } else {
                 self.allocate(s, t);

@@ -150,6 +150,12 @@ pub(crate) struct SwitchState {
     pub dirty: bool,
     /// A ready head waits for credits: a credit arrival must re-run allocation.
     pub credit_blocked: bool,
+    /// The last allocation left no ready head waiting (each one it saw was granted) and no
+    /// waiting head at an input too busy to offer it: until `wake_at`, when the next head
+    /// becomes ready, an allocation would grant nothing and change nothing (see
+    /// `Lane::switch_cycle`). A head that comes to wait at a busy input, or takes the place
+    /// of a waiting head (a take-over queue), clears it.
+    pub settled: bool,
     /// The cycle (its low 32 bits) the switch went to sleep in, or [`AWAKE`]: its connections
     /// all stream and it has nothing else to do, so it left its lane's active set with a
     /// wake-up event for the cycle the first of them steps again (see `Lane::sleep`). In the
@@ -236,6 +242,9 @@ impl Iterator for PortSet {
     }
 }
 
+/// In `allocate`'s count of ready heads: an input with waiting heads is busy.
+const BUSY_WAITING: u32 = 1 << 31;
+
 impl Lane<'_> {
     /// Separable input-first allocation for switch `s` (see the module docs).
     #[inline(never)]
@@ -251,6 +260,9 @@ impl Lane<'_> {
         // wakes then, not on each credit of a train.
         let mut room_at = NEVER;
         let credit_trains = self.credit_trains;
+        // The ready heads seen, plus `BUSY_WAITING` when an input with waiting heads was too
+        // busy to look at (or is after a grant).
+        let mut unsettled = 0u32;
         let alloc = &mut self.own.alloc;
         alloc.clear();
         // Input stage: each input offers its first eligible VL in round-robin order (its
@@ -278,7 +290,11 @@ impl Lane<'_> {
         }
         for ip in PortSet::new(self.switches[s].in_waiting, np) {
             let input = base + ip;
-            if self.xbar[input].in_conns >= max_conns || self.xbar[input].waiting == 0 {
+            if self.xbar[input].waiting == 0 {
+                continue;
+            }
+            if self.xbar[input].in_conns >= max_conns {
+                unsettled |= BUSY_WAITING;
                 continue;
             }
             let start = if self.prio_inputs {
@@ -302,6 +318,7 @@ impl Lane<'_> {
                     wake = wake.min(h.ready);
                     continue;
                 }
+                unsettled += 1;
                 if chosen {
                     continue;
                 }
@@ -431,11 +448,17 @@ impl Lane<'_> {
             (false, false) => allocate!(false, false),
             (false, true) => allocate!(false, true),
         };
-        for k in 0..alloc.grants().len() {
+        let grants = alloc.grants().len();
+        for k in 0..grants {
             let g = self.own.alloc.grants()[k];
             self.open_connection(s, &g, vct);
+            let input = &self.xbar[base + g.input as usize];
+            if input.in_conns >= max_conns && input.waiting != 0 {
+                unsettled |= BUSY_WAITING;
+            }
         }
         let sw = &mut self.switches[s];
+        sw.settled = unsettled as usize == grants;
         sw.wake_at = wake.min(room_at);
         sw.credit_blocked = credit_blocked;
         // A request that lost may win elsewhere next cycle: allocate again then.
