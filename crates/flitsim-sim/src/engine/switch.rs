@@ -242,6 +242,10 @@ impl Iterator for PortSet {
     }
 }
 
+/// Switches of at most this many ports serve their output buffers port by port, out of line
+/// (see `Lane::drain_outputs`).
+const FEW_PORTS: usize = 16;
+
 /// In `allocate`'s count of ready heads: an input with waiting heads is busy.
 const BUSY_WAITING: u32 = 1 << 31;
 
@@ -709,60 +713,104 @@ impl Lane<'_> {
     /// Link stage of ports with output buffers: each output port sends from its output
     /// buffers, one packet at a time, choosing the VL with its scheduler among those whose
     /// head packet the next buffer can take.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn drain_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
-        let vls = self.vls;
+        if self.switches[s].nports as usize <= FEW_PORTS {
+            self.drain_few_outputs(s, t, in_window);
+        } else {
+            self.drain_all_outputs(s, t, in_window);
+        }
+    }
+
+    /// [`Self::drain_outputs`] on a switch of many ports: the compiler loads every part of
+    /// the lane a port's step may touch once, before the loop.
+    #[inline(never)]
+    fn drain_all_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let (vls, vct) = (self.vls, self.switching == Switching::Vct);
         let base = self.switches[s].base as usize;
         let np = self.switches[s].nports as usize;
-        let vct = self.switching == Switching::Vct;
         for p in PortSet::new(self.switches[s].out_ready, np) {
-            let go = base + p;
-            if self.obuf.waiting[go] == 0 || self.obuf.stalled[go] {
-                continue;
+            self.drain_port(s, p, base + p, vls, vct, t, in_window);
+        }
+    }
+
+    /// [`Self::drain_outputs`] on a node of a few ports (an Omni-Path MPort), which serves one
+    /// or two of them per call: each port's step out of line loads only what its path reads.
+    #[inline(never)]
+    fn drain_few_outputs(&mut self, s: usize, t: Cycle, in_window: bool) {
+        let np = self.switches[s].nports as usize;
+        for p in PortSet::new(self.switches[s].out_ready, np) {
+            self.drain_port_apart(s, p, t, in_window);
+        }
+    }
+
+    /// [`Self::drain_port`], out of line.
+    #[inline(never)]
+    fn drain_port_apart(&mut self, s: usize, p: usize, t: Cycle, in_window: bool) {
+        let (vls, vct) = (self.vls, self.switching == Switching::Vct);
+        let go = self.switches[s].base as usize + p;
+        self.drain_port(s, p, go, vls, vct, t, in_window);
+    }
+
+    /// Output port `p` of switch `s` (global index `go`) sends from its output buffers, if it
+    /// can.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn drain_port(
+        &mut self,
+        s: usize,
+        p: usize,
+        go: usize,
+        vls: usize,
+        vct: bool,
+        t: Cycle,
+        in_window: bool,
+    ) {
+        if self.obuf.waiting[go] == 0 || self.obuf.stalled[go] {
+            return;
+        }
+        if self.obuf.cur[go] == Vl::NONE && !self.start_from_output_buffer(go, vct) {
+            if self.obuf.stalled[go] {
+                self.switches[s].out_ready &= !port_bit(p);
             }
-            if self.obuf.cur[go] == Vl::NONE && !self.start_from_output_buffer(go, vct) {
-                if self.obuf.stalled[go] {
+            return;
+        }
+        let v = self.obuf.cur[go];
+        let oi = go * vls + v.idx();
+        let h = *self.obuf.queues[oi].head().unwrap();
+        let mut n = h.present_untimed().min(self.ports[go].width as u32);
+        if !vct && n > 0 {
+            n = self.credits.room(go, v, n);
+            self.credits.reserve(go, v, n);
+        }
+        if n == 0 {
+            return;
+        }
+        let tail = h.sent as u32 + n == h.len as u32;
+        let ev = Event::flits(h.pkt, v, h.sent, n, h.len);
+        self.transmit(t, PortIdx(go as u32), ev, in_window);
+        self.obuf.account.release(go, v, n);
+        self.own.buffered -= n as i64;
+        self.own.progress = t;
+        let sw = &mut self.switches[s];
+        sw.obuffered -= n;
+        // Space freed in an output buffer may admit a waiting packet.
+        sw.dirty |= sw.credit_blocked;
+        if tail {
+            let q = &mut self.obuf.queues[oi];
+            q.pop_head();
+            self.obuf.cur[go] = Vl::NONE;
+            if !vct {
+                self.vl_owner[oi] = PacketId::NONE;
+            }
+            if q.is_empty() {
+                self.obuf.waiting[go] &= !v.bit();
+                if self.obuf.waiting[go] == 0 {
                     self.switches[s].out_ready &= !port_bit(p);
                 }
-                continue;
             }
-            let v = self.obuf.cur[go];
-            let oi = go * vls + v.idx();
-            let h = *self.obuf.queues[oi].head().unwrap();
-            let mut n = h.present_untimed().min(self.ports[go].width as u32);
-            if !vct && n > 0 {
-                n = self.credits.room(go, v, n);
-                self.credits.reserve(go, v, n);
-            }
-            if n == 0 {
-                continue;
-            }
-            let tail = h.sent as u32 + n == h.len as u32;
-            let ev = Event::flits(h.pkt, v, h.sent, n, h.len);
-            self.transmit(t, PortIdx(go as u32), ev, in_window);
-            self.obuf.account.release(go, v, n);
-            self.own.buffered -= n as i64;
-            self.own.progress = t;
-            let sw = &mut self.switches[s];
-            sw.obuffered -= n;
-            // Space freed in an output buffer may admit a waiting packet.
-            sw.dirty |= sw.credit_blocked;
-            if tail {
-                let q = &mut self.obuf.queues[oi];
-                q.pop_head();
-                self.obuf.cur[go] = Vl::NONE;
-                if !vct {
-                    self.vl_owner[oi] = PacketId::NONE;
-                }
-                if q.is_empty() {
-                    self.obuf.waiting[go] &= !v.bit();
-                    if self.obuf.waiting[go] == 0 {
-                        self.switches[s].out_ready &= !port_bit(p);
-                    }
-                }
-            } else {
-                self.obuf.queues[oi].head_mut().unwrap().sent += n as u16;
-            }
+        } else {
+            self.obuf.queues[oi].head_mut().unwrap().sent += n as u16;
         }
     }
 
