@@ -51,7 +51,10 @@
 //! credit makes it dirty or a head gives it a wake-up time; the NICs likewise (those with
 //! flits to send). A switch whose connections all stream (trains) and that has nothing else
 //! to do leaves it too, with a wake-up event on its lane's wheel for the cycle the first of
-//! them steps again (`Lane::sleep`). The look-ahead of large fabrics asks for the lines of
+//! them steps again (`Lane::sleep`). A switch whose last allocation left no ready head
+//! waiting is *settled* (`switch::SwitchState::settled`): until its next head is ready, the
+//! allocations a closing connection or a credit would ask for find nothing, and are skipped.
+//! The look-ahead of large fabrics asks for the lines of
 //! the next switches of the active set, not of the next by index; on the largest it is a
 //! pipeline whose stages (the switch's state, its ports' crossbar records, its queues, its
 //! heads' output facts) each read what the one two visits earlier asked for (`LOOK` and the
