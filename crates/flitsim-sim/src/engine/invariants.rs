@@ -27,7 +27,9 @@ impl Network {
     pub fn check_invariants(&self, t: Cycle) -> Result<(), String> {
         let v = self.vls;
         let done = t.saturating_sub(1);
-        for sw in &self.switches {
+        for (s, sw) in self.switches.iter().enumerate() {
+            // The ready cycle of the switch's first waiting head.
+            let mut first = NEVER;
             for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
                 let mut port_total = 0;
                 let org = &self.in_orgs[self.ports[g].in_org as usize];
@@ -59,6 +61,9 @@ impl Network {
                     let head_waits = self.inputs[i].head().is_some_and(|h| !h.busy);
                     if head_waits != (self.xbar[g].waiting & (1 << vl) != 0) {
                         return Err(format!("port {g} VL {vl}: waiting mask out of date"));
+                    }
+                    if head_waits {
+                        first = first.min(self.inputs[i].head().map_or(NEVER, |h| h.ready));
                     }
                     if self.ports[g].egress() == Egress::OutputBuffer {
                         let held = self.obuf.account.used(g, Vl(vl as u8), done);
@@ -94,23 +99,8 @@ impl Network {
                     ));
                 }
             }
-        }
-        // A settled switch has nothing to allocate before `wake_at`, which is the ready cycle
-        // of its first waiting head.
-        for (s, sw) in self.switches.iter().enumerate() {
-            if !sw.settled {
-                continue;
-            }
-            let mut first = NEVER;
-            for g in sw.base as usize..(sw.base + sw.nports as u32) as usize {
-                for vl in 0..v {
-                    if self.xbar[g].waiting & (1 << vl) != 0 {
-                        first =
-                            first.min(self.inputs[g * v + vl].head().map_or(NEVER, |h| h.ready));
-                    }
-                }
-            }
-            if first != sw.wake_at {
+            // A settled switch has nothing to allocate before `wake_at`.
+            if sw.settled && first != sw.wake_at {
                 return Err(format!(
                     "switch {s}: settled with wake-up {} but its first head is ready at {first}",
                     sw.wake_at
