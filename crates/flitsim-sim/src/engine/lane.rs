@@ -971,6 +971,15 @@ impl Lane<'_> {
             if self.look_ahead {
                 super::prefetch(&self.ports[c.output.idx()]);
                 super::prefetch(&self.ports[c.input.idx()]);
+            } else if let Some(q) = self
+                .obuf
+                .queues
+                .get(c.output.idx() * self.vls + c.out_vl.idx())
+            {
+                // With output buffers: the queue a step into one writes, and the output's
+                // facts that say whether it does.
+                super::prefetch(q);
+                super::prefetch(&self.ports[c.output.idx()]);
             }
         }
     }
