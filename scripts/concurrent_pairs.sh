@@ -7,6 +7,10 @@
 #   bash scripts/concurrent_pairs.sh PAIRS OLD/run NEW/run -- CONFIG [--set key=value ...]
 #
 # where OLD/run and NEW/run are `cargo build --release -p flitsim-app --example run` binaries.
+# OLD_EXTRA and NEW_EXTRA (environment, split at spaces) add arguments to one side only: the
+# same binary twice with OLD_EXTRA="--set switch.organisation=\"crossbar\"" and
+# NEW_EXTRA="--set switch.organisation=\"opa\"" gives the Omni-Path model's cost over the
+# crossbar's on one fabric.
 set -euo pipefail
 if [ $# -lt 5 ] || [ "$4" != "--" ]; then
     echo "usage: $0 PAIRS OLD NEW -- CONFIG [ARGS...]" >&2
@@ -22,9 +26,11 @@ ns() {
 echo "old_ns new_ns new/old"
 for i in $(seq "$n"); do
     if [ $((i % 2)) = 1 ]; then a=0 b=1; else a=1 b=0; fi
-    taskset -c $a "$old" "$@" >"$tmp/old.json" 2>"$tmp/old.err" &
+    # shellcheck disable=SC2086
+    taskset -c $a "$old" "$@" ${OLD_EXTRA:-} >"$tmp/old.json" 2>"$tmp/old.err" &
     p=$!
-    taskset -c $b "$new" "$@" >"$tmp/new.json" 2>"$tmp/new.err" &
+    # shellcheck disable=SC2086
+    taskset -c $b "$new" "$@" ${NEW_EXTRA:-} >"$tmp/new.json" 2>"$tmp/new.err" &
     q=$!
     wait $p || { cat "$tmp/old.err" >&2; kill $q 2>/dev/null; exit 1; }
     wait $q || { cat "$tmp/new.err" >&2; exit 1; }
