@@ -839,9 +839,9 @@ impl Lane<'_> {
     /// visits next (`ahead`: the next [`LOOK`] of its active set) will read:
     /// [`PREFETCH_AHEAD`] places on ([`FURTHER_QUEUE_AHEAD`] with `look_further`), the input
     /// queues of its connections and (`look_ahead`) of its waiting heads, and its
-    /// connections' output ports (and output-buffer queues, with output buffers); [`HEADS_AHEAD`] place on, whose queues were asked for in
-    /// the same way switches earlier, the credit counts and output schedulers its waiting
-    /// heads will check; and (`look_further`) [`XBAR_AHEAD`] places on, the lines of its
+    /// connections' output ports (and output-buffer queues, with output buffers);
+    /// [`HEADS_AHEAD`] place on, whose queues were asked for in the same way switches
+    /// earlier, the credit counts and output schedulers its waiting heads will check; and (`look_further`) [`XBAR_AHEAD`] places on, the lines of its
     /// per-port crossbar state that the look at its queues and its own allocation read. (The
     /// switch state itself is asked for one place beyond `ahead`, by `run_switches`.)
     #[inline(always)]
@@ -940,8 +940,9 @@ impl Lane<'_> {
     /// Asks for the lines connections `from .. to` of switch `sw` (those it has) will read
     /// when they step: the input queue and the output's count of flits sent, and
     /// (`look_ahead`) the facts of both ports, or (with output buffers, where there is no
-    /// `look_ahead`) the output-buffer queue a step into one writes and the output's facts. A streaming connection (`left > 0`) only counts
-    /// down in this cycle: it reads none of them.
+    /// `look_ahead`) the output-buffer queue a step into one writes and the output's facts.
+    /// A streaming connection (`left > 0`) only counts down in this cycle: it reads none of
+    /// them.
     #[inline(always)]
     fn prefetch_conn_inputs(&self, sw: &SwitchState, t: Cycle, from: usize, to: usize) {
         // A sleeping switch's countdowns are behind by the cycles it slept (caught up at
