@@ -841,9 +841,10 @@ impl Lane<'_> {
     /// queues of its connections and (`look_ahead`) of its waiting heads, and its
     /// connections' output ports (and output-buffer queues, with output buffers);
     /// [`HEADS_AHEAD`] place on, whose queues were asked for in the same way switches
-    /// earlier, the credit counts and output schedulers its waiting heads will check; and (`look_further`) [`XBAR_AHEAD`] places on, the lines of its
-    /// per-port crossbar state that the look at its queues and its own allocation read. (The
-    /// switch state itself is asked for one place beyond `ahead`, by `run_switches`.)
+    /// earlier, the credit counts and output schedulers its waiting heads will check; and
+    /// (`look_further`) [`XBAR_AHEAD`] places on, the lines of its per-port crossbar state
+    /// that the look at its queues and its own allocation read. (The switch state itself is
+    /// asked for one place beyond `ahead`, by `run_switches`.)
     #[inline(always)]
     fn prefetch_ahead(&self, t: Cycle, ahead: [usize; LOOK]) {
         let vls = self.vls;

@@ -55,9 +55,11 @@
 //! waiting is *settled* (`switch::SwitchState::settled`): until its next head is ready, the
 //! allocations a closing connection or a credit would ask for find nothing, and are skipped.
 //! The look-ahead of large fabrics asks for the lines of the next switches of the active set,
-//! not of the next by index; on the largest it is a pipeline whose stages (the switch's state, its ports' crossbar records, its queues, its
-//! heads' output facts) each read what the one two visits earlier asked for (`LOOK` and the
-//! constants beside it). When the whole fabric is idle the run skips to the next message.
+//! not of the next by index; on the largest it is a pipeline whose stages (the switch's
+//! state, its ports' crossbar records, its queues, its heads' output facts) each read what
+//! the one two visits earlier asked for (`LOOK` and the constants beside it); with output
+//! buffers it also asks for the output-buffer queues its connections' steps will write. When
+//! the whole fabric is idle the run skips to the next message.
 //!
 //! # Trains (how the engine avoids one event per flit)
 //!
