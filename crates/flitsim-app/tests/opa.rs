@@ -10,7 +10,10 @@
 //! - a torus under overload with Table 7's SCs neither deadlocks nor loses flits;
 //! - bad configurations are refused with the key named.
 mod common;
-use common::{hotspot_tree, lone_packet_config, network, over_line, parse, run, run_err};
+use common::{
+    hotspot_tree, lone_packet_config, network, over_line, parse, run, run_err,
+    OPA_QOS_TORUS as TORUS,
+};
 use flitsim_app::ExperimentConfig;
 use std::collections::BTreeMap;
 
@@ -52,62 +55,6 @@ fn lone_packet_latency_adds_two_crossbars_per_mport_crossing() {
         }
     }
 }
-
-const TORUS: &str = r#"
-seed = 5
-[topology]
-kind = "torus"
-sides = [4, 4]
-endpoints_per_switch = 3
-trunk = 2
-[routing]
-engine = "dor"
-vls = 8
-[switch]
-shared_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
-shared_output_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
-[switch.opa]
-central_buffer_flits = 512
-[qos]
-scheduler = "dtable"
-[qos.sc]
-sl2sc = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
-sc2vl = [0, 1, 2, 3, 4, 5, 6, 7, 6, 7]
-[qos.dtable]
-entries = 128
-gmtu = 16
-w = 8
-k = 2
-max_distance = [2, 4, 8, 16, 16]
-[traffic]
-load = 1.0
-pattern = "uniform_others"
-injection = "cbr"
-[[traffic.class]]
-name = "VO"
-share = 0.10
-message_flits = 2
-[[traffic.class]]
-name = "VI"
-share = 0.30
-message_flits = 4
-[[traffic.class]]
-name = "CL"
-share = 0.50
-message_flits = 8
-[[traffic.class]]
-name = "BE"
-share = 0.05
-message_flits = 16
-[[traffic.class]]
-name = "BK"
-share = 0.05
-message_flits = 16
-[run]
-warmup = 1000
-measure = 3000
-drain_max = 0
-"#;
 
 /// Flits per (switch, port) over external switch ports, from a run's port table.
 fn external_port_flits(r: &flitsim_sim::RunResult) -> BTreeMap<(String, u32), u64> {

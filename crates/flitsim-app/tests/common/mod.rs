@@ -337,3 +337,63 @@ message_flits = 16
 warmup = 1000
 measure = 4000
 "#;
+
+/// A 4x4 torus of 11-port switches (three endpoints each, trunks of two links, DOR on 8 VLs)
+/// with the Omni-Path QoS scenario's SL→SC→VL tables, DTable and Table 8's classes at CBR load
+/// 1.0, sized in flits: the Omni-Path tests add `switch.organisation="opa"` (shared input and
+/// output buffers of 256 flits, central buffers of 512).
+pub const OPA_QOS_TORUS: &str = r#"
+seed = 5
+[topology]
+kind = "torus"
+sides = [4, 4]
+endpoints_per_switch = 3
+trunk = 2
+[routing]
+engine = "dor"
+vls = 8
+[switch]
+shared_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
+shared_output_buffer = { total_flits = 256, min_per_vl = 16, max_per_vl = 256 }
+[switch.opa]
+central_buffer_flits = 512
+[qos]
+scheduler = "dtable"
+[qos.sc]
+sl2sc = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+sc2vl = [0, 1, 2, 3, 4, 5, 6, 7, 6, 7]
+[qos.dtable]
+entries = 128
+gmtu = 16
+w = 8
+k = 2
+max_distance = [2, 4, 8, 16, 16]
+[traffic]
+load = 1.0
+pattern = "uniform_others"
+injection = "cbr"
+[[traffic.class]]
+name = "VO"
+share = 0.10
+message_flits = 2
+[[traffic.class]]
+name = "VI"
+share = 0.30
+message_flits = 4
+[[traffic.class]]
+name = "CL"
+share = 0.50
+message_flits = 8
+[[traffic.class]]
+name = "BE"
+share = 0.05
+message_flits = 16
+[[traffic.class]]
+name = "BK"
+share = 0.05
+message_flits = 16
+[run]
+warmup = 1000
+measure = 3000
+drain_max = 0
+"#;
