@@ -11,6 +11,7 @@ traceback; Ctrl-C exits with 130 (:mod:`flitsim._cli` is the one place that does
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -42,12 +43,30 @@ BENCH_SCALE: Tuple[Tuple[str, str, float, int, int], ...] = (
     ("torus 32x32", "[32,32]", 0.1, 2000, 10000),
     ("torus 64x64", "[64,64]", 0.05, 1000, 5000),
 )
+# `flitsim bench --scale --large` adds issue 19's largest fabrics, each against the 16×16
+# torus: 4 096 switches as a fat tree, and 65 536 endpoints as a torus and as a fat tree
+# (381 and 572 MiB): (name, scenario file, its overrides, load, warmup, measure). Their runs
+# are short already, and --quick leaves them as they are.
+BENCH_SCALE_LARGE: Tuple[Tuple[str, str, Tuple[str, ...], float, int, int], ...] = (
+    ("4-ary 6-tree", "fattree-4ary3-uniform.toml", ("topology.n=6",), 0.5, 500, 1500),
+    ("torus 256x256", "torus-16x16-uniform.toml", ("topology.sides=[256,256]",), 0.01, 300, 700),
+    ("16-ary 4-tree", "fattree-4ary3-uniform.toml", ("topology.k=16", "topology.n=4"), 0.2,
+     300, 700),
+)
 # The same run lengths as the Rust benchmark (crates/flitsim-app/examples/bench.rs).
 BENCH_SETS = ("run.warmup=5000", "run.measure=50000", "run.per_port_stats=false")
 # Every benchmark run counts hardware events (performance.counters) where the platform has
 # them.
 BENCH_COUNTERS = "run.counters=true"
 BENCH_QUICK_SETS = ("run.measure=2000", "run.warmup=1000")
+# `flitsim bench --omni-path`: the Omni-Path QoS 2D torus at the paper's units (64 switches of
+# 48 ports, 8-byte flits) with hierarchical switches and with single crossbars, under the
+# schedulers and loads of issue 19's target (docs/performance.md, "The Omni-Path switch
+# against the crossbar"): (qos.scheduler, load). The package ships the file with the others.
+BENCH_OPA_FILE = "opa-qos-torus2d.toml"
+BENCH_OPA: Tuple[Tuple[str, float], ...] = (("rr", 0.5), ("dtable", 1.0))
+BENCH_OPA_SETS = ('run.warmup="1.28us"', 'run.measure="2.56us"', 'run.drain_max="1.28us"')
+BENCH_OPA_QUICK_SETS = ('run.warmup="0.64us"', 'run.measure="1.28us"', "run.drain_max=0")
 
 
 def _run(config: Any, sets: Sequence[str], seed: Optional[int]) -> str:
@@ -107,11 +126,32 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
     "with each one's cost per flit-hop relative to the 16x16.",
 )
 @click.option(
+    "--large",
+    is_flag=True,
+    help="With --scale: also the 4-ary 6-tree, the 256x256 torus and the 16-ary 4-tree "
+    "(65 536 endpoints; about 0.6 GiB and a minute in all).",
+)
+@click.option(
+    "--omni-path",
+    "omni_path",
+    is_flag=True,
+    help="Instead: the Omni-Path QoS 2D torus with hierarchical Omni-Path switches and with "
+    "single crossbars (RR at 0.5, DTable at 1.0), and the Omni-Path model's speed as a share "
+    "of the crossbar's, over --rounds alternated rounds.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="With --omni-path: rounds of the four runs (the median share is printed last).",
+)
+@click.option(
     "--threads",
     type=click.IntRange(min=1),
     default=None,
     help="Threads per run (run.threads). Default: the engine's choice (every core from 2048 "
-    "switch ports); --scale runs on one thread unless given.",
+    "switch ports); --scale and --omni-path run on one thread unless given.",
 )
 @click.option(
     "--examples-dir",
@@ -121,13 +161,20 @@ def run(file: str, sets: Tuple[str, ...], seed: Optional[int], as_json: bool) ->
     "the same as the repository's examples/).",
 )
 def bench(
-    quick: bool, scale: bool, threads: Optional[int], examples_dir: Optional[Path]
+    quick: bool,
+    scale: bool,
+    large: bool,
+    omni_path: bool,
+    rounds: int,
+    threads: Optional[int],
+    examples_dir: Optional[Path],
 ) -> None:
     """Run the macro-benchmark scenarios and print simulation speed.
 
     With --scale: the 16x16 torus grown to 32x32 and 64x64 at equal traffic per switch, and
     each one's cost per flit-hop (CPU time where available) relative to the 16x16 — how the
-    cost grows with the fabric.
+    cost grows with the fabric. --large adds the 4-ary 6-tree at 0.5 (6 144 switches), the
+    256x256 torus at 0.01 and the 16-ary 4-tree at 0.2 (65 536 endpoints each).
 
     Per scenario: simulated cycles per wall second, flit-hops per second and their inverse
     (wall nanoseconds per flit-hop), CPU nanoseconds per flit-hop (the run loop's thread CPU
@@ -137,15 +184,29 @@ def bench(
     them, and a note on stderr says why), the build time (topology, routing, table checks
     and the simulated network), which the rates leave out, and the threads the run took.
 
-    The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml and
-    fattree-4ary3-uniform.toml; flitsim installs copies of them, so this runs from any
-    directory.
+    With --omni-path: examples/opa-qos-torus2d.toml (the paper's units) built with hierarchical
+    Omni-Path switches and with single crossbars, under RR at load 0.5 and DTable at 1.0, each
+    pair run back to back in --rounds rounds (the order alternating); per round the CPU time
+    per flit-hop of both and the Omni-Path model's speed as a share of the crossbar's (the
+    crossbar's time over the Omni-Path model's), then the median share. Runs in one process
+    time alike only within a few per cent on a busy or virtual machine: hence the rounds.
+
+    The scenarios are examples/torus-16x16-uniform.toml, torus-8x8-uniform.toml,
+    fattree-4ary3-uniform.toml and opa-qos-torus2d.toml; flitsim installs copies of them, so
+    this runs from any directory.
     """
     directory = examples_dir if examples_dir is not None else bench_scenarios_dir()
     if not directory.is_dir():
         fail(f"benchmark scenario directory not found: {directory}")
+    if scale and omni_path:
+        fail("--scale and --omni-path are two different benchmarks: give one of them")
+    if large and not scale:
+        fail("--large adds fabrics to --scale: give --scale too")
     if scale:
-        _bench_scale(directory, quick, threads or 1)
+        _bench_scale(directory, quick, threads or 1, large)
+        return
+    if omni_path:
+        _bench_omni_path(directory, quick, rounds, threads or 1)
         return
     missing = [f for _, f, _ in BENCH_SCENARIOS if not (directory / f).is_file()]
     if missing:
@@ -195,12 +256,20 @@ def bench(
     _print_counter_notes(missing)
 
 
-def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
-    """`flitsim bench --scale`: cost per flit-hop by fabric size (see BENCH_SCALE), on
-    `threads` threads per run."""
-    base = directory / BENCH_SCENARIOS[0][1]
-    if not base.is_file():
-        fail(f"benchmark scenario file not found in {directory}: {base.name}")
+def _bench_scale(directory: Path, quick: bool, threads: int, large: bool = False) -> None:
+    """`flitsim bench --scale`: cost per flit-hop by fabric size (see BENCH_SCALE, and
+    BENCH_SCALE_LARGE with `large`), on `threads` threads per run."""
+    base = BENCH_SCENARIOS[0][1]
+    rows: List[Tuple[str, str, Tuple[str, ...], float, int, int]] = [
+        (name, base, (f"topology.sides={sides}",), load,
+         1000 if quick else warmup, 2000 if quick else measure)
+        for name, sides, load, warmup, measure in BENCH_SCALE
+    ]
+    if large:
+        rows.extend(BENCH_SCALE_LARGE)
+    missing_files = sorted({f for _, f, *_ in rows if not (directory / f).is_file()})
+    if missing_files:
+        fail(f"benchmark scenario file(s) not found in {directory}: {', '.join(missing_files)}")
     header = (
         "fabric",
         "load",
@@ -213,21 +282,21 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
         "cpu ns/fh",
         "x 16x16",
     )
-    widths = (12, 5, 11, 12, 11, 9, 11, 11, 9, 8)
+    widths = (13, 5, 11, 12, 11, 9, 11, 11, 9, 8)
     click.echo(_row(header, widths))
     first: Optional[float] = None
     missing: List[str] = []
-    for name, sides, load, warmup, measure in BENCH_SCALE:
+    for name, filename, overrides, load, warmup, measure in rows:
         sets = [
-            f"topology.sides={sides}",
+            *overrides,
             f"traffic.load={load}",
-            f"run.warmup={1000 if quick else warmup}",
-            f"run.measure={2000 if quick else measure}",
+            f"run.warmup={warmup}",
+            f"run.measure={measure}",
             "run.per_port_stats=false",
             f"run.threads={threads}",
             BENCH_COUNTERS,
         ]
-        r = json.loads(_run(base, sets, None))
+        r = json.loads(_run(directory / filename, sets, None))
         perf = r.get("performance") or {}
         cpu = _cpu_ns_per_flit_hop(perf)
         cost = cpu if cpu is not None else _ns_per(perf.get("flit_hops_per_second"))
@@ -246,6 +315,48 @@ def _bench_scale(directory: Path, quick: bool, threads: int) -> None:
         click.echo(_row(cells, widths))
         _note_missing_counters(perf, missing)
     _print_counter_notes(missing)
+
+
+def _bench_omni_path(directory: Path, quick: bool, rounds: int, threads: int) -> None:
+    """`flitsim bench --omni-path`: the Omni-Path switch model against the crossbar on one
+    fabric (see BENCH_OPA), `rounds` rounds on `threads` threads per run."""
+    scenario = directory / BENCH_OPA_FILE
+    if not scenario.is_file():
+        fail(f"benchmark scenario file not found in {directory}: {BENCH_OPA_FILE}")
+    header = ("scheduler", "load", "round", "crossbar cpu ns/fh", "omni-path cpu ns/fh", "share")
+    widths = (9, 5, 6, 18, 19, 6)
+    click.echo(_row(header, widths))
+    lengths = BENCH_OPA_QUICK_SETS if quick else BENCH_OPA_SETS
+    for scheduler, load in BENCH_OPA:
+        shares: List[float] = []
+        for k in range(rounds):
+            cost: Dict[str, Optional[float]] = {}
+            # Alternate which organisation runs first, so that a drift of the machine's
+            # speed within a round does not always favour the same one.
+            order = ("opa", "crossbar") if k % 2 == 0 else ("crossbar", "opa")
+            for organisation in order:
+                sets = [
+                    f'qos.scheduler="{scheduler}"',
+                    f"traffic.load={load}",
+                    f'switch.organisation="{organisation}"',
+                    *lengths,
+                    f"run.threads={threads}",
+                ]
+                perf = json.loads(_run(scenario, sets, None)).get("performance") or {}
+                ns = _cpu_ns_per_flit_hop(perf)
+                cost[organisation] = ns if ns is not None else _ns_per(
+                    perf.get("flit_hops_per_second")
+                )
+            xbar, opa = cost["crossbar"], cost["opa"]
+            share = xbar / opa if xbar and opa else None
+            if share is not None:
+                shares.append(share)
+            cells = (
+                scheduler, f"{load:g}", str(k + 1), _fmt(xbar, 1), _fmt(opa, 1), _fmt(share, 2)
+            )
+            click.echo(_row(cells, widths))
+        median = statistics.median(shares) if shares else None
+        click.echo(_row((scheduler, f"{load:g}", "median", "", "", _fmt(median, 2)), widths))
 
 
 def _cpu_ns_per_flit_hop(perf: Dict[str, Any]) -> Optional[float]:

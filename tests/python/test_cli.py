@@ -190,6 +190,82 @@ def test_bench_scale_prints_the_cost_relative_to_the_smallest(runner, tmp_path: 
     assert "instr/fh" in lines[0] and "LLC miss/fh" in lines[0]
 
 
+def test_bench_scale_large_adds_the_largest_fabrics(runner, tmp_path: Path, monkeypatch):
+    import flitsim.cli as cli
+
+    # Stand-ins: a tiny torus for every scenario file, and two small "large" rows (the real
+    # ones take 0.6 GiB); each names its own file and overrides.
+    for _, filename, _ in BENCH_SCENARIOS:
+        (tmp_path / filename).write_text(TINY_CONFIG, encoding="utf-8")
+    monkeypatch.setattr(
+        cli,
+        "BENCH_SCALE_LARGE",
+        (
+            ("torus 3x3", BENCH_SCENARIOS[0][1], ("topology.sides=[3,3]",), 0.3, 100, 400),
+            ("torus 5x3", BENCH_SCENARIOS[2][1], ("topology.sides=[5,3]",), 0.2, 100, 300),
+        ),
+    )
+    args = ["bench", "--scale", "--large", "--quick", "--examples-dir", str(tmp_path)]
+    result = invoke(runner, *args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1 + len(cli.BENCH_SCALE) + 2
+    rows = [line.split() for line in lines[1:]]
+    assert rows[-2][:3] == ["torus", "3x3", "0.3"] and rows[-1][:3] == ["torus", "5x3", "0.2"]
+    # Their own run lengths (--quick leaves them): warmup + measure cycles, no drain.
+    assert int(rows[-2][3]) >= 500 and int(rows[-1][3]) >= 400
+    ref = float(rows[0][-2])
+    for row in rows:
+        assert abs(float(row[-1]) - float(row[-2]) / ref) <= 0.01 + 0.06 / ref
+    # --large belongs to --scale; a large row's missing file is named.
+    assert_user_error(invoke(runner, "bench", "--large", "--quick"), "--scale")
+    (tmp_path / BENCH_SCENARIOS[2][1]).unlink()
+    assert_user_error(invoke(runner, *args), BENCH_SCENARIOS[2][1])
+
+
+def test_bench_omni_path_prints_each_round_and_the_median_share(runner, tmp_path: Path):
+    import statistics
+
+    from flitsim.cli import BENCH_OPA, BENCH_OPA_FILE
+
+    # A 2x2 stand-in for the Omni-Path QoS torus: its switches, tables and classes as they are.
+    text = (Path(__file__).resolve().parents[2] / "examples" / BENCH_OPA_FILE).read_text()
+    small = (
+        text.replace("sides = [8, 8]", "sides = [2, 2]")
+        .replace("endpoints_per_switch = 8", "endpoints_per_switch = 2")
+        .replace("trunk = 10", "trunk = 1")
+    )
+    assert small.count("[2, 2]") == 1 and "trunk = 1\n" in small
+    (tmp_path / BENCH_OPA_FILE).write_text(small, encoding="utf-8")
+    result = invoke(
+        runner, "bench", "--omni-path", "--quick", "--rounds", "2",
+        "--examples-dir", str(tmp_path),
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert "share" in lines[0] and "omni-path cpu ns/fh" in lines[0]
+    rows = [line.split() for line in lines[1:]]
+    # Per scheduler: one row per round, then the median.
+    assert len(rows) == 3 * len(BENCH_OPA)
+    for i, (scheduler, load) in enumerate(BENCH_OPA):
+        block = rows[3 * i : 3 * i + 3]
+        shares = []
+        for k, row in enumerate(block[:2]):
+            assert row[:3] == [scheduler, f"{load:g}", str(k + 1)]
+            xbar, opa, share = (float(c) for c in row[3:6])
+            # The share is the crossbar's time over the Omni-Path model's (up to rounding).
+            assert abs(share - xbar / opa) <= 0.006 + 0.06 / opa
+            shares.append(share)
+        assert block[2][:3] == [scheduler, f"{load:g}", "median"]
+        assert abs(float(block[2][3]) - statistics.median(shares)) <= 0.006
+    # Two benchmarks at once, or a missing scenario, are errors.
+    both = invoke(runner, "bench", "--omni-path", "--scale", "--examples-dir", str(tmp_path))
+    assert_user_error(both, "--omni-path")
+    (tmp_path / BENCH_OPA_FILE).unlink()
+    missing = invoke(runner, "bench", "--omni-path", "--examples-dir", str(tmp_path))
+    assert_user_error(missing, BENCH_OPA_FILE)
+
+
 def test_bench_without_scenario_files(runner, tmp_path: Path):
     result = invoke(runner, "bench", "--quick", "--examples-dir", str(tmp_path))
     assert_user_error(result, "error: ", BENCH_SCENARIOS[0][1])
@@ -213,10 +289,10 @@ def test_run_report_names_the_deadlock(runner, tiny_config: Path):
 
 def test_bench_scenarios_ship_with_the_package():
     """`flitsim bench` runs the copies installed with flitsim; they equal examples/."""
-    from flitsim.cli import bench_scenarios_dir
+    from flitsim.cli import BENCH_OPA_FILE, bench_scenarios_dir
 
     examples = Path(__file__).resolve().parents[2] / "examples"
-    for _, filename, _ in BENCH_SCENARIOS:
+    for filename in [f for _, f, _ in BENCH_SCENARIOS] + [BENCH_OPA_FILE]:
         assert (bench_scenarios_dir() / filename).read_text() == (
             examples / filename
         ).read_text(), f"python/flitsim/scenarios/{filename} differs from examples/{filename}"
