@@ -8,8 +8,8 @@
 //! panic.
 mod common;
 use common::{
-    example, parse, run, same_in_shuffled_orders, short_with, without_performance,
-    MINHOP_8X8_DEADLOCK, OPA_TORUS_SHORT, TORUS, TORUS_VARIANTS,
+    example, opa_case, parse, run, same_in_shuffled_orders, short_with, without_performance,
+    MINHOP_8X8_DEADLOCK, OPA_QOS_TORUS, OPA_TORUS_SHORT, TORUS, TORUS_VARIANTS,
 };
 use flitsim_sim::engine::lane::force_look_ahead;
 
@@ -53,6 +53,27 @@ fn looking_ahead_does_not_change_results() {
     assert!(run(TORUS, "test", MINHOP_8X8_DEADLOCK).deadlock.is_some());
     same_with_and_without(TORUS, "test", MINHOP_8X8_DEADLOCK);
     shuffled_order_with_look_ahead();
+    random_omni_path_fabrics_with_look_ahead();
+}
+
+/// Random hierarchical Omni-Path fabrics (those of `tests/opa_random.rs`): the output-buffer
+/// requests of the look-ahead and of the delivery, on MPorts and central crossbars of every
+/// size, change no result on one or three threads.
+/// (Called from the test above: the hook is process-wide, and tests run in parallel.)
+fn random_omni_path_fabrics_with_look_ahead() {
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        cases: 6,
+        ..Config::default()
+    });
+    runner
+        .run(&opa_case(), |case| {
+            let sets = case.sets();
+            let all: Vec<&str> = sets.iter().map(String::as_str).collect();
+            same_with_and_without(OPA_QOS_TORUS, "opa_random", &all);
+            Ok(())
+        })
+        .unwrap();
 }
 
 /// A shuffled visiting order (the engine tests' check that the order of visits within a cycle

@@ -397,3 +397,132 @@ warmup = 1000
 measure = 3000
 drain_max = 0
 "#;
+
+/// A random hierarchical Omni-Path fabric: [`OPA_QOS_TORUS`] reshaped by overrides (see
+/// `tests/opa_random.rs`, which checks such fabrics, and `tests/look_ahead.rs`).
+#[derive(Clone, Debug)]
+pub struct OpaCase {
+    pub seed: u64,
+    pub sides: &'static str,
+    pub per_switch: u32,
+    pub trunk: u32,
+    pub latency: u32,
+    pub shared: bool,
+    pub wormhole: bool,
+    pub rdelay: u32,
+    pub ppm: u32,
+    pub links: u32,
+    pub link_width: u32,
+    pub central_width: u32,
+    pub central_per_link: u32,
+    pub staging: u32,
+    pub internal_delay: Option<u32>,
+    pub choice: &'static str,
+    pub scheduler: &'static str,
+    pub load: f64,
+    pub cbr: bool,
+}
+
+/// The strategy of [`OpaCase`]s: MPorts of 1–4 ports with 1 to all of them as links to the
+/// central crossbar, internal links of 1–4 and 1–5 flits per cycle, central buffers of 160–512
+/// flits per link, staging buffers of 16–64, internal routing delays, every link choice and
+/// scheduler, static or shared buffers, VCT or wormhole, links of 1–3 cycles, loads 0.05–1.3.
+pub fn opa_case() -> impl proptest::strategy::Strategy<Value = OpaCase> {
+    use proptest::prelude::*;
+    let shape = (
+        0u64..1000,
+        prop::sample::select(vec!["[3]", "[2,3]", "[3,3]"]),
+        1u32..4,
+        1u32..3,
+        1u32..4,
+        any::<bool>(),
+        prop::sample::select(vec![false, false, true]),
+        0u32..4,
+    );
+    let inside = (
+        prop::sample::select(vec![1u32, 2, 3, 4]),
+        0u32..3,
+        1u32..5,
+        1u32..6,
+        prop::sample::select(vec![160u32, 256, 512]),
+        prop::sample::select(vec![16u32, 32, 64]),
+        prop::sample::select(vec![None, Some(0u32), Some(1), Some(3)]),
+        prop::sample::select(vec!["input", "flow", "free"]),
+    );
+    let traffic = (
+        prop::sample::select(vec!["rr", "sbt", "dtable"]),
+        0.05f64..1.3,
+        any::<bool>(),
+    );
+    (shape, inside, traffic).prop_map(|(s, i, t)| OpaCase {
+        seed: s.0,
+        sides: s.1,
+        per_switch: s.2,
+        trunk: s.3,
+        latency: s.4,
+        shared: s.5,
+        wormhole: s.6,
+        rdelay: s.7,
+        ppm: i.0,
+        // At most one link per external port of the MPort.
+        links: 1 + i.1 % i.0,
+        link_width: i.2,
+        central_width: i.3,
+        central_per_link: i.4,
+        staging: i.5,
+        internal_delay: i.6,
+        choice: i.7,
+        scheduler: t.0,
+        load: t.1,
+        cbr: t.2,
+    })
+}
+
+impl OpaCase {
+    /// The overrides of [`OPA_QOS_TORUS`] that make this fabric (200 + 600 cycles, at most
+    /// 5 000 of drain, the flow-control invariants checked every cycle).
+    pub fn sets(&self) -> Vec<String> {
+        // Shared input and output buffers, or static ones (each VL's minimum is its maximum).
+        let buffer = if self.shared {
+            "{total_flits=192,min_per_vl=16,max_per_vl=128}"
+        } else {
+            "{total_flits=192,min_per_vl=24,max_per_vl=24}"
+        };
+        let switching = if self.wormhole { "wormhole" } else { "vct" };
+        let injection = if self.cbr { "cbr" } else { "bernoulli" };
+        let mut sets = vec![
+            format!("seed={}", self.seed),
+            format!("topology.sides={}", self.sides),
+            format!("topology.endpoints_per_switch={}", self.per_switch),
+            format!("topology.trunk={}", self.trunk),
+            format!("topology.link_latency={}", self.latency),
+            "switch.organisation=\"opa\"".to_string(),
+            format!("switch.switching=\"{switching}\""),
+            format!("switch.routing_delay={}", self.rdelay),
+            format!("switch.shared_buffer={buffer}"),
+            format!("switch.shared_output_buffer={buffer}"),
+            format!("switch.opa.ports_per_mport={}", self.ppm),
+            format!("switch.opa.mport_links={}", self.links),
+            format!("switch.opa.mport_link_width={}", self.link_width),
+            format!("switch.opa.central_width={}", self.central_width),
+            format!(
+                "switch.opa.central_buffer_flits={}",
+                self.central_per_link * self.links
+            ),
+            format!("switch.opa.central_output_flits={}", self.staging),
+            format!("switch.opa.link_choice=\"{}\"", self.choice),
+            format!("qos.scheduler=\"{}\"", self.scheduler),
+            "qos.sbt={weights=[10,30,50,5,5]}".to_string(),
+            format!("traffic.load={}", self.load),
+            format!("traffic.injection=\"{injection}\""),
+            "run.warmup=200".to_string(),
+            "run.measure=600".to_string(),
+            "run.drain_max=5000".to_string(),
+            "run.check_invariants=1".to_string(),
+        ];
+        if let Some(d) = self.internal_delay {
+            sets.push(format!("switch.opa.internal_routing_delay={d}"));
+        }
+        sets
+    }
+}
