@@ -15,80 +15,87 @@ use super::lane::{Carve, Pieces};
 use crate::config::SharedBufferConfig;
 use crate::ids::{Cycle, Vl, NEVER};
 
-/// Receiver buffer organisation: per-VL minimum (reserved) and maximum, and the shared pool
-/// above the minima.
+/// Receiver buffer organisation: a minimum (reserved) and a maximum for every VL, and the
+/// shared pool above the minima. Every VL of a port has the same minimum and maximum (the
+/// configuration gives one of each), so they are kept once: the hot loop's checks read them
+/// from the organisation itself, not through a per-VL table.
 #[derive(Clone, Debug)]
 pub(crate) struct BufferOrg {
-    pub min: Vec<u32>,
-    pub max: Vec<u32>,
+    /// Flits reserved for each VL.
+    pub min: u32,
+    /// The most one VL may hold.
+    pub max: u32,
     pub shared: u32,
+    /// VLs (for the port's total).
+    vls: u32,
 }
 
 impl BufferOrg {
     /// Static buffers: `per_vl` flits for each of `vls` VLs.
     pub fn fixed(vls: usize, per_vl: u32) -> Self {
         BufferOrg {
-            min: vec![per_vl; vls],
-            max: vec![per_vl; vls],
+            min: per_vl,
+            max: per_vl,
             shared: 0,
+            vls: vls as u32,
         }
     }
 
     /// Dynamically shared buffers.
     pub fn shared(vls: usize, sb: &SharedBufferConfig) -> Self {
         BufferOrg {
-            min: vec![sb.min_per_vl; vls],
-            max: vec![sb.max_per_vl; vls],
+            min: sb.min_per_vl,
+            max: sb.max_per_vl,
             shared: sb.total_flits - sb.min_per_vl * vls as u32,
+            vls: vls as u32,
         }
     }
 
     /// The most one VL can ever hold.
     pub fn vl_cap(&self) -> u32 {
-        self.max[0].min(self.min[0] + self.shared)
+        self.max.min(self.min + self.shared)
     }
 
     /// Flits of the whole port.
     pub fn total(&self) -> u32 {
-        self.min.iter().sum::<u32>() + self.shared
+        self.min * self.vls + self.shared
     }
 
     #[inline(always)]
-    fn over_of(&self, vl: usize, used: u32) -> u32 {
-        used.saturating_sub(self.min[vl])
+    fn over_of(&self, used: u32) -> u32 {
+        used.saturating_sub(self.min)
     }
 
-    /// Whether `n` more flits fit into VL `vl` holding `used`, with `over` of the pool taken.
+    /// Whether `n` more flits fit into a VL holding `used`, with `over` of the pool taken.
     #[inline(always)]
-    pub fn fits(&self, vl: usize, used: u32, over: u32, n: u32) -> bool {
-        if used + n > self.max[vl] {
+    pub fn fits(&self, used: u32, over: u32, n: u32) -> bool {
+        if used + n > self.max {
             return false;
         }
-        self.shared == 0
-            || over + self.over_of(vl, used + n) - self.over_of(vl, used) <= self.shared
+        self.shared == 0 || over + self.over_of(used + n) - self.over_of(used) <= self.shared
     }
 
     /// The largest `n` for which [`fits`](Self::fits) holds.
     #[inline(always)]
-    pub fn room(&self, vl: usize, used: u32, over: u32) -> u32 {
-        let by_max = self.max[vl].saturating_sub(used);
+    pub fn room(&self, used: u32, over: u32) -> u32 {
+        let by_max = self.max.saturating_sub(used);
         if self.shared == 0 {
             return by_max;
         }
         // over_of(used + n) ≤ shared − over + over_of(used)  ⇔  n ≤ that + min − used.
-        let pool = (self.shared + self.over_of(vl, used) + self.min[vl])
+        let pool = (self.shared + self.over_of(used) + self.min)
             .saturating_sub(over)
             .saturating_sub(used);
         by_max.min(pool)
     }
 
-    /// Pool flits taken when VL `vl` grows from `used` by `n`.
+    /// Pool flits taken when a VL grows from `used` by `n`.
     #[inline(always)]
-    pub fn grow(&self, vl: usize, used: u32, n: u32) -> u32 {
+    pub fn grow(&self, used: u32, n: u32) -> u32 {
         if self.shared == 0 {
             0
         } else {
-            self.over_of(vl, used + n) - self.over_of(vl, used)
+            self.over_of(used + n) - self.over_of(used)
         }
     }
 }
@@ -206,12 +213,7 @@ impl VlAccount {
     pub fn fits(&self, g: usize, vl: Vl, n: u32) -> bool {
         match self.org(g) {
             None => true,
-            Some(o) => o.fits(
-                vl.idx(),
-                self.used[g * self.vls + vl.idx()],
-                self.over[g],
-                n,
-            ),
+            Some(o) => o.fits(self.used[g * self.vls + vl.idx()], self.over[g], n),
         }
     }
 
@@ -223,7 +225,7 @@ impl VlAccount {
         match self.org(g) {
             None => want,
             Some(o) => o
-                .room(vl.idx(), self.used[g * self.vls + vl.idx()], self.over[g])
+                .room(self.used[g * self.vls + vl.idx()], self.over[g])
                 .min(want),
         }
     }
@@ -236,7 +238,7 @@ impl VlAccount {
         };
         let i = g * self.vls + vl.idx();
         let u = self.used[i];
-        self.over[g] += o.grow(vl.idx(), u, n);
+        self.over[g] += o.grow(u, n);
         self.used[i] = u + n;
     }
 
@@ -249,7 +251,7 @@ impl VlAccount {
         let i = g * self.vls + vl.idx();
         let u = self.used[i];
         debug_assert!(u >= n, "release exceeds the flits counted");
-        self.over[g] -= o.grow(vl.idx(), u - n, n);
+        self.over[g] -= o.grow(u - n, n);
         self.used[i] = u - n;
     }
 }
@@ -380,12 +382,7 @@ impl AccountView<'_> {
         let l = g - self.base;
         match self.org(g) {
             None => true,
-            Some(o) => o.fits(
-                vl.idx(),
-                self.count(l * self.vls + vl.idx()),
-                self.over[l],
-                n,
-            ),
+            Some(o) => o.fits(self.count(l * self.vls + vl.idx()), self.over[l], n),
         }
     }
 
@@ -396,7 +393,7 @@ impl AccountView<'_> {
         match self.org(g) {
             None => want,
             Some(o) => o
-                .room(vl.idx(), self.count(l * self.vls + vl.idx()), self.over[l])
+                .room(self.count(l * self.vls + vl.idx()), self.over[l])
                 .min(want),
         }
     }
@@ -411,7 +408,7 @@ impl AccountView<'_> {
         let i = l * self.vls + vl.idx();
         let u = self.used[i];
         if o.shared != 0 {
-            self.over[l] += o.grow(vl.idx(), u, n);
+            self.over[l] += o.grow(u, n);
         }
         self.used[i] = u + n;
     }
@@ -427,7 +424,7 @@ impl AccountView<'_> {
         let u = self.used[i];
         debug_assert!(u >= n, "release exceeds the flits counted");
         if o.shared != 0 {
-            self.over[l] -= o.grow(vl.idx(), u - n, n);
+            self.over[l] -= o.grow(u - n, n);
         }
         self.used[i] = u - n;
     }
@@ -445,7 +442,7 @@ impl AccountView<'_> {
         let i = l * self.vls + vl.idx();
         let tr = self.trains.get(i).copied().unwrap_or_default();
         // Credits still to come back before the flits fit.
-        let back = (self.used[i] + n).saturating_sub(o.max[vl.idx()]);
+        let back = (self.used[i] + n).saturating_sub(o.max);
         if back == 0 {
             return self.now;
         }

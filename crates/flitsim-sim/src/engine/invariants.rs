@@ -40,7 +40,7 @@ impl Network {
                     // not left.)
                     let occ = self.inputs[i].occ_at(done);
                     port_total += occ;
-                    if occ > org.max[vl] {
+                    if occ > org.max {
                         return Err(format!("port {g} VL {vl}: {occ} flits exceed the maximum"));
                     }
                     let queued: u32 = self.inputs[i].iter().map(|b| b.present_exact(done)).sum();
@@ -52,7 +52,7 @@ impl Network {
                     let peer = self.ports[g].peer;
                     if peer != PortIdx::NONE {
                         let used = self.credits.used(peer.idx(), Vl(vl as u8), done);
-                        if used < occ || used > org.max[vl] {
+                        if used < occ || used > org.max {
                             return Err(format!(
                                 "port {g} VL {vl}: sender counts {used}, receiver holds {occ}"
                             ));
@@ -67,7 +67,7 @@ impl Network {
                     }
                     if self.ports[g].egress() == Egress::OutputBuffer {
                         let held = self.obuf.account.used(g, Vl(vl as u8), done);
-                        let max = self.obuf.account.org(g).map_or(u32::MAX, |o| o.max[vl]);
+                        let max = self.obuf.account.org(g).map_or(u32::MAX, |o| o.max);
                         if held > max {
                             return Err(format!("port {g} VL {vl}: output buffer over capacity"));
                         }
@@ -144,7 +144,7 @@ impl Network {
                         .map(|ev| ev.n as u32)
                         .sum();
                     let used = self.credits.used(peer.idx(), Vl(vl as u8), done);
-                    if used < held || used > org.max[vl] {
+                    if used < held || used > org.max {
                         return Err(format!(
                             "NIC {e} VL {vl}: sender counts {used}, receive buffer holds {held}"
                         ));

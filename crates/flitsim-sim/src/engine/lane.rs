@@ -655,7 +655,7 @@ impl Lane<'_> {
     fn check_room(&self, g: usize, vl: Vl) {
         debug_assert!(
             self.inputs[g * self.vls + vl.idx()].occ()
-                <= self.in_orgs[self.ports[g].in_org as usize].max[vl.idx()],
+                <= self.in_orgs[self.ports[g].in_org as usize].max,
             "buffer overflow"
         );
     }
