@@ -16,9 +16,7 @@
 //! The suite runs 12 cases (about 25 s in a debug build); `PROPTEST_CASES=400 cargo test
 //! --release -p flitsim-app --test opa_random` runs more.
 mod common;
-use common::{
-    network, opa_case, parse, same_in_shuffled_orders, without_performance, OPA_QOS_TORUS,
-};
+use common::{network, opa_case, parse, same_in_shuffled_orders, same_on_threads, OPA_QOS_TORUS};
 use proptest::prelude::*;
 
 proptest! {
@@ -48,18 +46,7 @@ proptest! {
             let prev = last.insert((d.src, d.dst, d.class), d.seq);
             prop_assert!(prev.is_none_or(|p| p < d.seq), "out of order: {what}");
         }
-        let reference = without_performance(&r);
-        for threads in [2, 3] {
-            let n = format!("run.threads={threads}");
-            let mut more = all.clone();
-            more.push(&n);
-            let (mut net, _) = network(&parse(OPA_QOS_TORUS, "opa_random", &more));
-            let lanes = net.run().unwrap();
-            prop_assert!(
-                without_performance(&lanes) == reference,
-                "{} threads give other results: {}", threads, what
-            );
-        }
+        same_on_threads(OPA_QOS_TORUS, "opa_random", &all, &[1, 2, 3]);
         same_in_shuffled_orders(&cfg, &what);
     }
 }
