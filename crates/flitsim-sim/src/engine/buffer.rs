@@ -3,8 +3,8 @@
 //! A [`BufferOrg`] describes one port's buffer: a reserved minimum and a maximum for each VL
 //! (the same for all its VLs) and a shared pool above the minima (a static buffer is the
 //! special case min = max, no pool). A [`VlAccount`] counts the flits held or promised in the
-//! buffers of many ports, each with its organisation, and answers "do `n` more flits fit into VL `v` of port `g`?". The engine keeps
-//! four accounts of the same type:
+//! buffers of many ports, each with its organisation, and answers "do `n` more flits fit into
+//! VL `v` of port `g`?". The engine keeps four accounts of the same type:
 //!
 //! * **credits**: the sender's view of the receiver's input buffer at the other end of each
 //!   output port (flits sent or reserved and not yet credited back); this covers the switches'
