@@ -236,16 +236,17 @@ mod tests {
     }
 
     proptest! {
-        /// The allocator grants what the reference model grants, in the same order; no crossbar
-        /// input (input port, or input VL with a non-multiplexed crossbar) or crossbar output
-        /// is granted twice. Keys model FIFO ages (or deadlines), `any` the FIFO arbiter's
-        /// scheduler in front of output buffers.
+        /// The allocator grants what the reference model grants, in the same order, from a
+        /// few requests to the dozens of a 48-port switch or a hierarchical switch's central
+        /// crossbar at saturation; no crossbar input (input port, or input VL with a
+        /// non-multiplexed crossbar) or crossbar output is granted twice. Keys model FIFO
+        /// ages (or deadlines), `any` the FIFO arbiter's scheduler in front of output buffers.
         #[test]
         fn matches_reference_model(
-            ports in 1usize..12,
+            ports in 1usize..50,
             raw in proptest::collection::vec(
-                (0u16..12, 0u8..4, 0u16..12, 0u8..4, 0u8..3, 0i64..4), 0..16),
-            starts in proptest::collection::vec(0usize..12, 12),
+                (0u16..50, 0u8..4, 0u16..50, 0u8..4, 0u8..3, 0i64..4), 0..60),
+            starts in proptest::collection::vec(0usize..50, 50),
             refuse in any::<u64>(),
             salt in 0u8..8,
             per_vl in any::<bool>(),
