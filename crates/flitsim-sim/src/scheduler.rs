@@ -351,6 +351,9 @@ impl Sbt {
         if self.remaining.iter().all(|&w| w == 0) {
             self.remaining.copy_from_slice(&self.weights);
         }
+        if self.vls <= 32 && cands.len() <= 32 {
+            return self.pick_by_mask(cands);
+        }
         let mut without_weight = None;
         for i in 0..self.vls {
             let vl = (self.last_vl + i) % self.vls;
@@ -360,6 +363,38 @@ impl Sbt {
             let sl = cands[ci].sl as usize;
             if self.remaining[sl] > 0 {
                 self.last_vl = vl;
+                self.remaining[sl] -= 1;
+                return Some(ci);
+            }
+            without_weight = Some(ci);
+        }
+        let ci = without_weight?;
+        self.last_vl = cands[ci].vl;
+        Some(ci)
+    }
+}
+
+impl Sbt {
+    /// [`Sbt::pick`]'s visit of the VLs from the last one served, over a bit set of the
+    /// candidates' VLs instead of a search of the candidates per VL (a VL with candidates of
+    /// several SLs stands for its first, as the search finds it).
+    #[inline]
+    fn pick_by_mask(&mut self, cands: &[Candidate]) -> Option<usize> {
+        let mut mask = 0u32;
+        let mut first = [0u8; 32];
+        for (i, c) in cands.iter().enumerate() {
+            let bit = 1u32 << (c.vl & 31);
+            if mask & bit == 0 {
+                mask |= bit;
+                first[(c.vl & 31) as usize] = i as u8;
+            }
+        }
+        let mut without_weight = None;
+        for vl in crate::engine::allocator::round_robin_bits(mask, self.last_vl as u32) {
+            let ci = first[vl as usize] as usize;
+            let sl = cands[ci].sl as usize;
+            if self.remaining[sl] > 0 {
+                self.last_vl = vl as u8;
                 self.remaining[sl] -= 1;
                 return Some(ci);
             }
