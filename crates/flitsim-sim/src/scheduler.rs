@@ -223,6 +223,15 @@ impl OutputScheduler {
         match self {
             OutputScheduler::RoundRobin { last, vls } => {
                 let n = *vls as usize;
+                if n <= 32 && cands.len() <= 32 {
+                    // The first candidate VL after the last one served, over a bit set of
+                    // the candidates' VLs (a VL stands for its first candidate).
+                    let (mask, first) = vl_set(cands);
+                    let vl = crate::engine::allocator::round_robin_bits(mask, *last as u32 + 1)
+                        .next()?;
+                    *last = vl as u8;
+                    return Some(first[vl as usize] as usize);
+                }
                 let mut best = None;
                 let mut best_d = usize::MAX;
                 for (i, c) in cands.iter().enumerate() {
@@ -374,21 +383,41 @@ impl Sbt {
     }
 }
 
+/// `x % n` for `x < 2 n` (an index below `n` plus an offset of at most `n`), without a
+/// division.
+#[inline(always)]
+fn wrap(x: usize, n: usize) -> usize {
+    debug_assert!(x < 2 * n, "wrap({x}, {n})");
+    if x >= n {
+        x - n
+    } else {
+        x
+    }
+}
+
+/// The VLs of `cands` (at most 32 candidates, VLs below 32) as a bit set, and each VL's first
+/// candidate.
+#[inline(always)]
+fn vl_set(cands: &[Candidate]) -> (u32, [u8; 32]) {
+    let mut mask = 0u32;
+    let mut first = [0u8; 32];
+    for (i, c) in cands.iter().enumerate() {
+        let bit = 1u32 << (c.vl & 31);
+        if mask & bit == 0 {
+            mask |= bit;
+            first[(c.vl & 31) as usize] = i as u8;
+        }
+    }
+    (mask, first)
+}
+
 impl Sbt {
     /// [`Sbt::pick`]'s visit of the VLs from the last one served, over a bit set of the
     /// candidates' VLs instead of a search of the candidates per VL (a VL with candidates of
     /// several SLs stands for its first, as the search finds it).
     #[inline]
     fn pick_by_mask(&mut self, cands: &[Candidate]) -> Option<usize> {
-        let mut mask = 0u32;
-        let mut first = [0u8; 32];
-        for (i, c) in cands.iter().enumerate() {
-            let bit = 1u32 << (c.vl & 31);
-            if mask & bit == 0 {
-                mask |= bit;
-                first[(c.vl & 31) as usize] = i as u8;
-            }
-        }
+        let (mask, first) = vl_set(cands);
         let mut without_weight = None;
         for vl in crate::engine::allocator::round_robin_bits(mask, self.last_vl as u32) {
             let ci = first[vl as usize] as usize;
@@ -424,7 +453,18 @@ impl DTable {
             }
             self.pending = 0;
         }
-        let active = |sl: u8| cands.iter().any(|c| c.sl == sl);
+        // The SLs with candidates, as a bit set (a search of the candidates per SL beyond 64).
+        let sls = cands
+            .iter()
+            .fold(0u64, |m, c| m | 1u64.wrapping_shl(c.sl as u32));
+        let small = cands.iter().all(|c| c.sl < 64);
+        let active = |sl: u8| {
+            if small {
+                sl < 64 && sls & (1u64 << sl) != 0
+            } else {
+                cands.iter().any(|c| c.sl == sl)
+            }
+        };
         if let Some(sl) = self.cur_sl {
             if !active(sl) {
                 self.acc = 0;
@@ -440,7 +480,7 @@ impl DTable {
             None => {
                 let n = self.entries.len();
                 let e = (1..=n)
-                    .map(|d| (self.cur_entry + d) % n)
+                    .map(|d| wrap(self.cur_entry + d, n))
                     .find(|&e| self.entries[e].1 > 0 && active(self.entries[e].0))?;
                 self.cur_entry = e;
                 let (sl, weight) = self.entries[e];
@@ -457,7 +497,7 @@ impl DTable {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.sl == sl)
-            .min_by_key(|(_, c)| (c.vl as usize + n - last - 1) % n)
+            .min_by_key(|(_, c)| wrap(c.vl as usize + n - last - 1, n))
             .map(|(i, _)| i)?;
         self.last_vl[sl as usize] = cands[ci].vl;
         if self.packets {
