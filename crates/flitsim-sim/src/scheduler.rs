@@ -223,6 +223,11 @@ impl OutputScheduler {
         match self {
             OutputScheduler::RoundRobin { last, vls } => {
                 let n = *vls as usize;
+                if let [c] = cands {
+                    // A lone candidate is the first after any VL.
+                    *last = c.vl;
+                    return Some(0);
+                }
                 if n <= 32 && cands.len() <= 32 {
                     // The first candidate VL after the last one served, over a bit set of
                     // the candidates' VLs (a VL stands for its first candidate).
