@@ -113,10 +113,14 @@ impl SeparableAllocator {
             let same = |r: &Request| r.output == op && (!PER_VL || r.out_vl == ovl);
             // All requests for this output, from index i on (earlier ones were other outputs).
             self.cands.clear();
+            let mut many = false;
             for r in &reqs[i..] {
                 let c = r.candidate();
-                if same(r) && !self.cands.contains(&c) {
-                    self.cands.push(c);
+                if same(r) {
+                    many |= !self.cands.is_empty();
+                    if !self.cands.contains(&c) {
+                        self.cands.push(c);
+                    }
                 }
             }
             let Some(chosen) = choose(op, &self.cands) else {
@@ -127,10 +131,11 @@ impl SeparableAllocator {
                 lost = true;
                 continue;
             };
-            // A lone request (the common case) is what the scheduler chose.
-            if reqs.len() == 1 {
-                self.grants.push(reqs[0]);
-                break;
+            // The output's only request (the common case) is what the scheduler chose; no
+            // later request is for this output, so none needs marking.
+            if !many {
+                self.grants.push(reqs[i]);
+                continue;
             }
             let start = rr_start(op);
             let mut best = usize::MAX;
