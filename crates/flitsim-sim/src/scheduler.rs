@@ -365,6 +365,15 @@ impl Sbt {
         if self.remaining.iter().all(|&w| w == 0) {
             self.remaining.copy_from_slice(&self.weights);
         }
+        if let [c] = cands {
+            // A lone candidate goes, charged if its SL has weight left.
+            let sl = c.sl as usize;
+            if self.remaining[sl] > 0 {
+                self.remaining[sl] -= 1;
+            }
+            self.last_vl = c.vl;
+            return Some(0);
+        }
         if self.vls <= 32 && cands.len() <= 32 {
             return self.pick_by_mask(cands);
         }
