@@ -243,15 +243,15 @@ mod tests {
     proptest! {
         /// The allocator grants what the reference model grants, in the same order, from a
         /// few requests to the dozens of a 48-port switch or a hierarchical switch's central
-        /// crossbar at saturation; no crossbar input (input port, or input VL with a
+        /// crossbar at saturation, below and above 64 ports; no crossbar input (input port, or input VL with a
         /// non-multiplexed crossbar) or crossbar output is granted twice. Keys model FIFO
         /// ages (or deadlines), `any` the FIFO arbiter's scheduler in front of output buffers.
         #[test]
         fn matches_reference_model(
-            ports in 1usize..50,
+            ports in 1usize..80,
             raw in proptest::collection::vec(
-                (0u16..50, 0u8..4, 0u16..50, 0u8..4, 0u8..3, 0i64..4), 0..60),
-            starts in proptest::collection::vec(0usize..50, 50),
+                (0u16..80, 0u8..4, 0u16..80, 0u8..4, 0u8..3, 0i64..4), 0..70),
+            starts in proptest::collection::vec(0usize..80, 80),
             refuse in any::<u64>(),
             salt in 0u8..8,
             per_vl in any::<bool>(),
