@@ -228,7 +228,7 @@ impl OutputScheduler {
                     *last = c.vl;
                     return Some(0);
                 }
-                if n <= 32 && cands.len() <= 32 {
+                if n <= 32 && cands.len() <= 256 {
                     // The first candidate VL after the last one served, over a bit set of
                     // the candidates' VLs (a VL stands for its first candidate).
                     let (mask, first) = vl_set(cands);
@@ -374,18 +374,35 @@ impl Sbt {
             self.last_vl = c.vl;
             return Some(0);
         }
-        if self.vls <= 32 && cands.len() <= 32 {
-            return self.pick_by_mask(cands);
+        if self.vls <= 32 && cands.len() <= 256 {
+            // The candidates' VLs as a bit set, visited from the last one served.
+            let (mask, first) = vl_set(cands);
+            let order = crate::engine::allocator::round_robin_bits(mask, self.last_vl as u32)
+                .map(|vl| first[vl as usize] as usize);
+            return self.serve_first(cands, order);
         }
+        // Beyond what a set indexes: each VL's first candidate, searched for.
+        let (last, vls) = (self.last_vl, self.vls);
+        let order = (0..vls).filter_map(|i| {
+            let vl = (last + i) % vls;
+            cands.iter().position(|c| c.vl == vl)
+        });
+        self.serve_first(cands, order)
+    }
+
+    /// Of the candidates in the visiting `order`, the first whose SL has weight left sends
+    /// (weight − 1); if none has, the last one visited sends without weight.
+    #[inline(always)]
+    fn serve_first(
+        &mut self,
+        cands: &[Candidate],
+        order: impl Iterator<Item = usize>,
+    ) -> Option<usize> {
         let mut without_weight = None;
-        for i in 0..self.vls {
-            let vl = (self.last_vl + i) % self.vls;
-            let Some(ci) = cands.iter().position(|c| c.vl == vl) else {
-                continue;
-            };
+        for ci in order {
             let sl = cands[ci].sl as usize;
             if self.remaining[sl] > 0 {
-                self.last_vl = vl;
+                self.last_vl = cands[ci].vl;
                 self.remaining[sl] -= 1;
                 return Some(ci);
             }
@@ -409,8 +426,8 @@ fn wrap(x: usize, n: usize) -> usize {
     }
 }
 
-/// The VLs of `cands` (at most 32 candidates, VLs below 32) as a bit set, and each VL's first
-/// candidate.
+/// The VLs of `cands` (VLs below 32, at most 256 candidates) as a bit set, and each VL's
+/// first candidate.
 #[inline(always)]
 fn vl_set(cands: &[Candidate]) -> (u32, [u8; 32]) {
     let mut mask = 0u32;
@@ -423,30 +440,6 @@ fn vl_set(cands: &[Candidate]) -> (u32, [u8; 32]) {
         }
     }
     (mask, first)
-}
-
-impl Sbt {
-    /// [`Sbt::pick`]'s visit of the VLs from the last one served, over a bit set of the
-    /// candidates' VLs instead of a search of the candidates per VL (a VL with candidates of
-    /// several SLs stands for its first, as the search finds it).
-    #[inline]
-    fn pick_by_mask(&mut self, cands: &[Candidate]) -> Option<usize> {
-        let (mask, first) = vl_set(cands);
-        let mut without_weight = None;
-        for vl in crate::engine::allocator::round_robin_bits(mask, self.last_vl as u32) {
-            let ci = first[vl as usize] as usize;
-            let sl = cands[ci].sl as usize;
-            if self.remaining[sl] > 0 {
-                self.last_vl = vl as u8;
-                self.remaining[sl] -= 1;
-                return Some(ci);
-            }
-            without_weight = Some(ci);
-        }
-        let ci = without_weight?;
-        self.last_vl = cands[ci].vl;
-        Some(ci)
-    }
 }
 
 impl DTable {
@@ -664,6 +657,31 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_takes_the_first_candidate_of_the_next_vl() {
+        // Candidate lists in any order, with VLs repeated under other SLs, up to 32 VLs (the
+        // bit set) and 40 (the search): the first candidate of the first VL after the last
+        // one served, as a plain minimum of the round-robin distance finds it.
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        for vls in [1u8, 2, 5, 8, 16, 32, 40] {
+            let mut s = OutputScheduler::new(&SchedulerConfig::RoundRobin, vls, &[1]).unwrap();
+            let mut last = vls - 1;
+            for _ in 0..2000 {
+                let n = rng.gen_range(1..=6);
+                let c: Vec<Candidate> = (0..n)
+                    .map(|_| Candidate {
+                        vl: rng.gen_range(0..vls),
+                        sl: rng.gen_range(0..3),
+                    })
+                    .collect();
+                let dist = |vl: u8| (vl as usize + vls as usize - last as usize - 1) % vls as usize;
+                let want = (0..n).min_by_key(|&i| (dist(c[i].vl), i)).unwrap();
+                assert_eq!(s.pick(&c), Some(want), "vls={vls} last={last} {c:?}");
+                last = c[want].vl;
+            }
+        }
+    }
+
+    #[test]
     fn round_robin_matches_reference_on_random_masks() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
         for vls in [1u8, 2, 3, 4, 8, 15, 16, 31, 32] {
@@ -712,13 +730,15 @@ mod tests {
     /// SBT against Algorithm 1 written out plainly (visit VLs from the last one served, each
     /// VL's first candidate; the first SL with weight left sends; else the last weightless
     /// one visited; the table restored once all weights are spent): the same choices over
-    /// random candidate lists (duplicate VLs, any order), weights and VL counts up to 32.
+    /// random candidate lists (duplicate VLs, any order), weights and VL counts up to 40.
     #[test]
     fn sbt_matches_a_plain_algorithm_1() {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(23);
         for _ in 0..300 {
             let vls: u8 = if rng.gen_bool(0.2) {
                 32
+            } else if rng.gen_bool(0.1) {
+                40 // beyond the bit set: the search per VL
             } else {
                 rng.gen_range(1..=8)
             };
