@@ -243,9 +243,10 @@ mod tests {
     proptest! {
         /// The allocator grants what the reference model grants, in the same order, from a
         /// few requests to the dozens of a 48-port switch or a hierarchical switch's central
-        /// crossbar at saturation, below and above 64 ports; no crossbar input (input port, or input VL with a
-        /// non-multiplexed crossbar) or crossbar output is granted twice. Keys model FIFO
-        /// ages (or deadlines), `any` the FIFO arbiter's scheduler in front of output buffers.
+        /// crossbar at saturation, below and above 64 ports; no crossbar input (input port,
+        /// or input VL with a non-multiplexed crossbar) or crossbar output is granted twice.
+        /// Keys model FIFO ages (or deadlines), `any` the FIFO arbiter's scheduler in front
+        /// of output buffers.
         #[test]
         fn matches_reference_model(
             ports in 1usize..80,
