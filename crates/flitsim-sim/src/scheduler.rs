@@ -461,10 +461,9 @@ impl DTable {
             self.pending = 0;
         }
         // The SLs with candidates, as a bit set (a search of the candidates per SL beyond 64).
-        let (sls, large) = cands.iter().fold((0u64, false), |(m, l), c| {
-            (m | 1u64.wrapping_shl(c.sl as u32), l | (c.sl >= 64))
+        let (sls, small) = cands.iter().fold((0u64, true), |(m, small), c| {
+            (m | 1u64.wrapping_shl(c.sl as u32), small & (c.sl < 64))
         });
-        let small = !large;
         let active = |sl: u8| {
             if small {
                 sl < 64 && sls & (1u64 << sl) != 0
