@@ -11,7 +11,9 @@ line of slope w through its value at t0; from the head's arrival on it is at lea
 more than w, so that line lies above the added one and is dropped.)
 
 This script compares that closed form with a cycle-by-cycle model of random chains and prints
-how many schedules differ (the claim holds when none does). Run: python3 scripts/train_schedule_check.py
+how many schedules differ (the claim holds when none does):
+
+    python3 scripts/train_schedule_check.py
 """
 
 import random
@@ -38,28 +40,24 @@ def closed_form(stages):
     lines = {1: 0}  # the NIC: t flits by cycle t
     out = []
     for w, t0, latency in stages:
-        sent = {}
-
-        def keep(slope, intercept):
-            if slope not in sent or intercept < sent[slope]:
-                sent[slope] = intercept
-
-        for b, a in lines.items():
-            if b <= w:
-                keep(b, a)
-        keep(w, w * (1 - t0))  # w·(t − t0 + 1)
+        sent = {b: a for b, a in lines.items() if b <= w}
+        added = w * (1 - t0)  # w·(t − t0 + 1)
+        sent[w] = min(sent.get(w, added), added)
         lines = {b: a - b * latency for b, a in sent.items()}
         out.append(dict(lines))
     return out
 
 
 def random_chain(rng, length):
-    """1–8 stages of widths 1–16 and latencies 1–3, each starting at or after its head's arrival."""
+    """1–8 stages of widths 1–16 and latencies 1–3, each starting at or after its head's
+    arrival."""
     stages = []
+    arrived = [min(length, t) for t in range(HORIZON)]
     for _ in range(rng.randint(1, 8)):
-        arrived = cycle_by_cycle(length, stages)[-1] if stages else [min(length, t) for t in range(HORIZON)]
         head = next(t for t in range(HORIZON) if arrived[t] >= 1)
-        stages.append((rng.choice([1, 1, 2, 3, 4, 16]), head + rng.randint(0, 12), rng.randint(1, 3)))
+        width = rng.choice([1, 1, 2, 3, 4, 16])
+        stages.append((width, head + rng.randint(0, 12), rng.randint(1, 3)))
+        arrived = cycle_by_cycle(length, stages)[-1]
     return stages
 
 
@@ -72,9 +70,13 @@ def main():
         for model, lines in zip(cycle_by_cycle(length, stages), closed_form(stages)):
             schedules += 1
             widest = max(widest, len(lines))
-            formula = [max(0, min([length] + [a + b * t for b, a in lines.items()])) for t in range(HORIZON)]
+            formula = [
+                max(0, min([length] + [a + b * t for b, a in lines.items()]))
+                for t in range(HORIZON)
+            ]
             differ += formula != model
-    print(f"{schedules} schedules, {differ} differ; at most {widest} lines (one per distinct width)")
+    print(f"{schedules} schedules, {differ} differ; "
+          f"at most {widest} lines (one per distinct width)")
     return 1 if differ else 0
 
 
